@@ -1,0 +1,148 @@
+"""The one data model every stage passes along.
+
+Readers produce `Conversation`s and `Message`s; thread reconstruction groups
+messages into `Thread`s; chunkers turn threads and documents into `Chunk`s,
+which the stores keep and search returns as `Hit`s.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+MessageKind = Literal["text", "image", "video", "voice", "file", "link", "system"]
+MEDIA_KINDS: frozenset[str] = frozenset({"image", "video", "voice", "file"})
+MESSAGE_KINDS: frozenset[str] = frozenset({"text", "image", "video", "voice", "file", "link", "system"})
+
+ConversationKind = Literal["group", "direct", "assistant"]
+CONVERSATION_KINDS: frozenset[str] = frozenset({"group", "direct", "assistant"})
+
+# Who is speaking: a member of a group or direct chat, the human or the AI in an
+# assistant chat, or the platform itself (joins, renames, pins...).
+Role = Literal["member", "user", "assistant", "system"]
+
+SourceType = Literal["document", "chat"]
+ResolutionState = Literal["resolved", "workaround", "open"]
+
+
+@dataclass(frozen=True, slots=True)
+class Conversation:
+    ref: str
+    title: str = ""
+    kind: str = "group"
+    source_format: str = ""
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    id: str
+    conversation: str
+    sender: str
+    sent_at: datetime  # always timezone-aware
+    text: str = ""
+    kind: str = "text"
+    role: str = "member"
+    sender_name: str = ""
+    reply_to: str | None = None  # quoted / replied-to message id
+    mentions: tuple[str, ...] = ()  # sender refs mentioned with @
+    recalled: bool = False
+    edited_at: datetime | None = None
+    platform_thread: str | None = None  # a thread the platform itself recorded (Slack thread_ts...)
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def display_name(self) -> str:
+        return self.sender_name or self.sender
+
+    @property
+    def is_system(self) -> bool:
+        return self.kind == "system" or self.role == "system"
+
+    @property
+    def is_media(self) -> bool:
+        return self.kind in MEDIA_KINDS
+
+
+@dataclass(frozen=True, slots=True)
+class Skip:
+    """A piece of input a reader could not use, and why. Never dropped silently."""
+
+    file: str
+    line: int | None
+    reason: str
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}" if self.line is not None else self.file
+        return f"{where}: {self.reason}"
+
+
+@dataclass(slots=True)
+class ReadResult:
+    format: str
+    conversations: list[Conversation] = field(default_factory=list)
+    messages: list[Message] = field(default_factory=list)
+    skipped: list[Skip] = field(default_factory=list)
+    # Records left out on purpose because they are not conversation text
+    # (progress lines, tool results, joins...), counted by kind for the report.
+    ignored: dict[str, int] = field(default_factory=dict)
+
+    def ignore(self, kind: str, count: int = 1) -> None:
+        self.ignored[kind] = self.ignored.get(kind, 0) + count
+
+
+@dataclass(frozen=True, slots=True)
+class Thread:
+    """A group of messages of one conversation about one topic, in time order.
+
+    `reply_to` maps a message id to the earlier message it answers, when the
+    assigner knows (quotes, mentions, learned links); thread starters are absent.
+    """
+
+    conversation: str
+    message_ids: tuple[str, ...]
+    reply_to: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    id: str
+    source_type: str  # "document" | "chat"
+    source_ref: str  # conversation ref for chat, document id for documents
+    text: str  # what people read
+    embedding_input: str  # what is embedded and full-text indexed ("" = not indexed)
+    occurred_at: datetime
+    title: str = ""
+    heading_path: tuple[str, ...] | None = None
+    evidence_ids: tuple[str, ...] | None = None
+    resolution_state: str | None = None
+    has_unresolved_media: bool = False
+    started_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    chunk: Chunk
+    score: float
+    dense_score: float | None = None  # cosine similarity, when the chunk was a dense candidate
+    lexical_rank: int | None = None
+    dense_rank: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    """A document section: the text under one heading, before its first sub-heading."""
+
+    heading_path: tuple[str, ...]
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    id: str  # stable across re-ingests: the path as given relative to the ingested root
+    title: str
+    updated_at: datetime
+    path: str
+    sections: tuple[Section, ...]
+    content_hash: str
