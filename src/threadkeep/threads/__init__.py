@@ -1,0 +1,58 @@
+"""Thread reconstruction: a pure function from a conversation's messages to threads."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+
+from threadkeep.model import Message, Thread
+from threadkeep.threads.mentions import NameIndex
+from threadkeep.threads.rules import ThreadSettings, assign_threads
+from threadkeep.threads.utterances import merge_utterances
+
+__all__ = ["ThreadSettings", "reconstruct", "reconstruct_conversation"]
+
+
+def reconstruct_conversation(messages: list[Message], settings: ThreadSettings | None = None) -> list[Thread]:
+    """Threads of one conversation. `messages` must be in time order.
+
+    System lines each stand alone (they never join a thread's text); messages the
+    platform already threaded (Slack `thread_ts`) keep the platform's threads; the
+    rest go through the assigner.
+    """
+    settings = settings or ThreadSettings()
+    if not messages:
+        return []
+    conversation = messages[0].conversation
+    threads: list[Thread] = []
+    platform: dict[str, list[str]] = defaultdict(list)
+    free: list[Message] = []
+    for message in messages:
+        if message.is_system:
+            threads.append(Thread(conversation, (message.id,)))
+        elif message.platform_thread:
+            platform[message.platform_thread].append(message.id)
+        else:
+            free.append(message)
+    for message_ids in platform.values():
+        links = dict(zip(message_ids[1:], message_ids[:-1], strict=False))
+        threads.append(Thread(conversation, tuple(message_ids), links))
+    utterances = merge_utterances(free, settings.merge_gap)
+    groups, reply_to = assign_threads(utterances, NameIndex(messages), settings)
+    for message_ids in groups:
+        links = {mid: reply_to[mid] for mid in message_ids if mid in reply_to}
+        threads.append(Thread(conversation, tuple(message_ids), links))
+    order = {message.id: index for index, message in enumerate(messages)}
+    threads.sort(key=lambda thread: order[thread.message_ids[0]])
+    return threads
+
+
+def reconstruct(messages: Iterable[Message], settings: ThreadSettings | None = None) -> list[Thread]:
+    """Threads of every conversation in `messages` (which must be in time order)."""
+    by_conversation: dict[str, list[Message]] = defaultdict(list)
+    for message in messages:
+        by_conversation[message.conversation].append(message)
+    threads: list[Thread] = []
+    for conversation_messages in by_conversation.values():
+        threads.extend(reconstruct_conversation(conversation_messages, settings))
+    return threads

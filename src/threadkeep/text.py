@@ -1,0 +1,116 @@
+"""Text utilities every stage shares: tokenization, noise detection, questions.
+
+Tokenization must not depend on spaces: Chinese is segmented with jieba
+(`rjieba`), English words are lower-cased and stemmed, and codes such as
+`E1024`, `0x80070005` or `3.1.4` stay single tokens so they match exactly.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+
+import rjieba
+import snowballstemmer
+
+_english_stemmer = snowballstemmer.stemmer("english")
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_WORDLIKE = re.compile(r"\w", re.UNICODE)
+_ASCII_WORD = re.compile(r"^[a-z]+$")
+
+# Function words that carry no topic; kept out of overlap and full-text scores.
+STOPWORDS: frozenset[str] = frozenset(
+    """
+    的 了 吗 呢 吧 啊 呀 哦 嗯 哈 么 嘛 是 在 有 和 与 或 也 都 就 还 又 很 太 这 那 这个 那个 这样 那样
+    我 你 他 她 它 我们 你们 他们 大家 自己 一下 一个 一些 什么 怎么 怎么办 为什么 如何 哪 哪里 哪个 吗 没 不 把 被 给 对 从
+    到 让 用 说 会 能 要 想 看 可以 可能 应该 现在 然后 但是 因为 所以 如果 已经 还是 一直 这边 那边 请问 问下 请 下 个 过 着
+    a an and are as at be been but by can could did do does doing for from had has have he her him his how i if in into
+    is it its just me my no not of on or our she so some than that the their them then there these they this to too
+    was we were what when where which who why will with would you your yes ok okay im i'm it's dont don't can't cant
+    get got any anyone there's here all also about up out one
+    """.split()
+)
+
+
+@lru_cache(maxsize=65536)
+def _stem(word: str) -> str:
+    return _english_stemmer.stemWord(word)
+
+
+def _normalize_token(raw: str) -> str | None:
+    token = unicodedata.normalize("NFKC", raw).strip().lower()
+    if not token or not _WORDLIKE.search(token):
+        return None
+    if _ASCII_WORD.match(token) and len(token) > 3:
+        return _stem(token)
+    return token
+
+
+def tokenize(text: str) -> list[str]:
+    """Words of `text` in order: Chinese segmented, English stemmed, codes kept whole."""
+    tokens = []
+    for raw in rjieba.cut(text):
+        token = _normalize_token(raw)
+        if token is not None:
+            tokens.append(token)
+    return tokens
+
+
+def content_tokens(text: str) -> list[str]:
+    """Tokens that carry topic: `tokenize` without stop words and one-letter Latin tokens."""
+    return [t for t in tokenize(text) if t not in STOPWORDS and not (len(t) == 1 and t.isascii())]
+
+
+def has_cjk(text: str) -> bool:
+    return bool(_CJK.search(text))
+
+
+# Short replies that acknowledge or agree without adding content. They stay in
+# the transcript people read but never in what is embedded or indexed.
+NOISE_PHRASES: tuple[str, ...] = (
+    "+1", "+2", "+10086", "1", "111", "同问", "同求", "我也是", "我也一样", "我也遇到了", "一样", "同", "收到", "收到了",
+    "好的", "好滴", "好哒", "好", "嗯", "嗯嗯", "哦", "哦哦", "噢", "谢谢", "谢谢你", "谢谢大家", "多谢", "感谢", "感谢感谢",
+    "谢啦", "辛苦了", "辛苦", "辛苦啦", "赞", "顶", "哈哈", "哈哈哈", "呵呵", "ok", "okay", "k", "kk", "thanks", "thank you",
+    "thx", "ty", "lol", "+1 me too", "me too", "same", "same here", "got it", "noted", "np", "yw",
+    "老师辛苦了", "明白", "明白了", "了解", "知道了",
+)
+MAX_NOISE_CHARS = 40
+_PLACEHOLDER = r"\[[^\]\n]{1,12}\]"  # [图片] [image] [表情]
+_MENTION = r"@\S+"
+_noise_pattern = re.compile(
+    r"(?:"
+    + "|".join([_PLACEHOLDER, _MENTION, *sorted((re.escape(p) for p in NOISE_PHRASES), key=len, reverse=True)])
+    + r"|[\s\W_])*",
+    re.IGNORECASE | re.UNICODE,
+)
+
+
+def is_noise(text: str) -> bool:
+    """True when `text` only acknowledges (「+1 我也是」, 收到, 👍, ？？, [图片]) and says nothing new."""
+    stripped = text.strip()
+    if not stripped:
+        return True
+    if len(stripped) > MAX_NOISE_CHARS:
+        return False
+    return _noise_pattern.fullmatch(stripped) is not None
+
+
+_QUESTION_WORDS_ZH = re.compile(
+    r"吗|么[？?]?$|怎么|如何|为什么|为啥|啥|哪|是不是|有没有|能不能|可不可以|会不会|要不要|咋|多少|几[个点天次]|请问|求助|求教"
+)
+_QUESTION_WORDS_EN = re.compile(
+    r"^(?:\S+[:,]\s*)?(?:how|what|why|where|when|which|who|whom|is|are|does|do|did|can|could|should|would|will|has|have|anyone|anybody)\b",
+    re.IGNORECASE,
+)
+
+
+def is_question(text: str) -> bool:
+    stripped = text.strip()
+    if not stripped:
+        return False
+    if "?" in stripped or "？" in stripped:
+        return True
+    if has_cjk(stripped):
+        return bool(_QUESTION_WORDS_ZH.search(stripped))
+    return bool(_QUESTION_WORDS_EN.match(stripped))

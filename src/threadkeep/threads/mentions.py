@@ -1,0 +1,54 @@
+"""Finding who an utterance addresses: structured @mentions, `@name` in text, IRC `nick:`."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from threadkeep.model import Message
+
+_ADDRESS = re.compile(r"^\s*([^\s:,，：]{1,40})\s*[:,，：]")
+
+
+class NameIndex:
+    """Maps the names people are called by (refs and display names) to sender refs."""
+
+    def __init__(self, messages: Iterable[Message]) -> None:
+        self._by_name: dict[str, str] = {}
+        for message in messages:
+            if message.is_system:
+                continue
+            for name in (message.sender, message.sender_name):
+                if name and len(name) >= 2:
+                    self._by_name.setdefault(name.lower(), message.sender)
+        self._longest_first = sorted(self._by_name, key=len, reverse=True)
+
+    def resolve(self, name: str) -> str | None:
+        return self._by_name.get(name.lower())
+
+    def mentioned_in(self, text: str) -> set[str]:
+        """Sender refs that `text` addresses by `@name` anywhere or `name:` / `name,` at the start."""
+        found: set[str] = set()
+        lowered = text.lower()
+        start = lowered.find("@")
+        while start != -1:
+            after = lowered[start + 1 :]
+            for name in self._longest_first:
+                if after.startswith(name):
+                    found.add(self._by_name[name])
+                    break
+            start = lowered.find("@", start + 1)
+        match = _ADDRESS.match(text)
+        if match:
+            ref = self.resolve(match.group(1))
+            if ref:
+                found.add(ref)
+        return found
+
+
+def mentions_of(messages: Iterable[Message], names: NameIndex) -> set[str]:
+    refs: set[str] = set()
+    for message in messages:
+        refs.update(message.mentions)
+        refs.update(names.mentioned_in(message.text))
+    return refs

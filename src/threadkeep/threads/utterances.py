@@ -1,0 +1,65 @@
+"""Utterances: a speaker's quick successive messages read as one turn."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from threadkeep.model import Message
+from threadkeep.text import content_tokens, is_noise, is_question
+
+
+@dataclass(slots=True)
+class Utterance:
+    messages: list[Message]
+    tokens: frozenset[str] = frozenset()
+    question: bool = False
+    noise: bool = False
+    mentions: set[str] = field(default_factory=set)
+
+    @property
+    def sender(self) -> str:
+        return self.messages[0].sender
+
+    @property
+    def start(self) -> datetime:
+        return self.messages[0].sent_at
+
+    @property
+    def end(self) -> datetime:
+        return self.messages[-1].sent_at
+
+    @property
+    def text(self) -> str:
+        return "\n".join(message.text for message in self.messages if message.text)
+
+    @property
+    def quoted_ids(self) -> list[str]:
+        return [message.reply_to for message in self.messages if message.reply_to]
+
+
+def merge_utterances(messages: Iterable[Message], max_gap: timedelta) -> list[Utterance]:
+    """Join consecutive messages of one sender sent within `max_gap` of each other.
+
+    `messages` must be in time order and contain no system lines. A message that
+    quotes another starts a new utterance, since the quote says where it belongs.
+    """
+    utterances: list[Utterance] = []
+    for message in messages:
+        last = utterances[-1] if utterances else None
+        if (
+            last is not None
+            and last.sender == message.sender
+            and message.sent_at - last.end <= max_gap
+            and not message.reply_to
+        ):
+            last.messages.append(message)
+        else:
+            utterances.append(Utterance([message]))
+    for utterance in utterances:
+        text = utterance.text
+        utterance.tokens = frozenset(content_tokens(text))
+        utterance.question = is_question(text)
+        utterance.noise = all(is_noise(message.text) for message in utterance.messages)
+    return utterances
