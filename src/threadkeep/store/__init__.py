@@ -1,0 +1,29 @@
+"""Stores keep conversations, messages, threads and chunks; search reads them back.
+
+`open_store(location)` picks the backend from the location: a PostgreSQL URL,
+or a path to a local SQLite file (the embedded default).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from platformdirs import user_data_dir
+
+from threadkeep.store.base import ConversationRecord, SearchFilters, Store, StoreError
+from threadkeep.store.sqlite import SQLiteStore
+
+__all__ = ["ConversationRecord", "SearchFilters", "Store", "StoreError", "default_location", "open_store"]
+
+
+def default_location() -> str:
+    """`THREADKEEP_DB` when set, else a file in the user's data folder."""
+    return os.environ.get("THREADKEEP_DB") or str(Path(user_data_dir("threadkeep")) / "threadkeep.db")
+
+
+def open_store(location: str | Path | None = None) -> Store:
+    location = str(location or default_location())
+    if location.startswith(("postgresql://", "postgres://")):
+        raise StoreError("the PostgreSQL backend is not available in this version")
+    return SQLiteStore(Path(location))

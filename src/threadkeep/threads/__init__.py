@@ -6,11 +6,12 @@ from collections import defaultdict
 from collections.abc import Iterable
 
 from threadkeep.model import Message, Thread
+from threadkeep.threads.exchanges import split_exchanges
 from threadkeep.threads.mentions import NameIndex
 from threadkeep.threads.rules import ThreadSettings, assign_threads
 from threadkeep.threads.utterances import merge_utterances
 
-__all__ = ["ThreadSettings", "reconstruct", "reconstruct_conversation"]
+__all__ = ["ThreadSettings", "build_threads", "reconstruct", "reconstruct_conversation"]
 
 
 def reconstruct_conversation(messages: list[Message], settings: ThreadSettings | None = None) -> list[Thread]:
@@ -56,3 +57,10 @@ def reconstruct(messages: Iterable[Message], settings: ThreadSettings | None = N
     for conversation_messages in by_conversation.values():
         threads.extend(reconstruct_conversation(conversation_messages, settings))
     return threads
+
+
+def build_threads(kind: str, messages: list[Message], settings: ThreadSettings | None = None) -> list[Thread]:
+    """Threads of one conversation of the given kind: exchanges for assistant chats, reconstruction otherwise."""
+    if kind == "assistant":
+        return split_exchanges(messages)
+    return reconstruct_conversation(messages, settings)

@@ -1,0 +1,85 @@
+"""The Python entry point the CLI, HTTP and MCP layers all call.
+
+    from threadkeep.api import KnowledgeBase
+    with KnowledgeBase.open("team.db") as kb:
+        kb.ingest("exports/support-group/")
+        for hit in kb.search("点图标没反应"):
+            print(hit.chunk.text)
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+from threadkeep.embed import Embedder, get_embedder
+from threadkeep.ingest import IngestReport, ProgressCallback, ingest_path
+from threadkeep.model import Hit, ReadResult, Thread
+from threadkeep.readers import read_path
+from threadkeep.search import SearchSettings, search
+from threadkeep.store import SearchFilters, Store, open_store
+from threadkeep.threads import ThreadSettings, build_threads
+
+
+class KnowledgeBase:
+    def __init__(self, store: Store, embedder: Embedder | None = None) -> None:
+        self.store = store
+        self._embedder = embedder
+
+    @classmethod
+    def open(cls, location: str | Path | None = None, embedder: Embedder | str | None = None) -> KnowledgeBase:
+        if isinstance(embedder, str):
+            embedder = get_embedder(embedder)
+        return cls(open_store(location), embedder)
+
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            self._embedder = get_embedder()
+        return self._embedder
+
+    def __enter__(self) -> KnowledgeBase:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.store.close()
+
+    def ingest(
+        self,
+        path: str | Path,
+        format: str | None = None,
+        settings: ThreadSettings | None = None,
+        progress: ProgressCallback | None = None,
+    ) -> IngestReport:
+        return ingest_path(self.store, path, self.embedder, format, settings, progress)
+
+    def search(
+        self,
+        query: str,
+        k: int = 10,
+        filters: SearchFilters | None = None,
+        now: datetime | None = None,
+        settings: SearchSettings | None = None,
+    ) -> list[Hit]:
+        return search(self.store, self.embedder, query, k, filters, now, settings)
+
+    def stats(self) -> dict[str, object]:
+        return self.store.stats()
+
+
+def threads_of(
+    path: str | Path, format: str | None = None, settings: ThreadSettings | None = None
+) -> tuple[ReadResult, list[Thread]]:
+    """An export as read, and the threads of each of its conversations, without any store."""
+    result = read_path(path, format)
+    kinds = {conversation.ref: conversation.kind for conversation in result.conversations}
+    by_conversation: dict[str, list] = {}
+    for message in result.messages:
+        by_conversation.setdefault(message.conversation, []).append(message)
+    threads: list[Thread] = []
+    for ref, messages in by_conversation.items():
+        threads.extend(build_threads(kinds.get(ref, "group"), messages, settings))
+    return result, threads

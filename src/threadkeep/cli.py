@@ -1,0 +1,216 @@
+"""The `threadkeep` command."""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+from datetime import datetime, timezone
+from importlib import resources
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from threadkeep.api import KnowledgeBase, threads_of
+from threadkeep.ingest import IngestReport
+from threadkeep.model import Hit
+from threadkeep.readers import UnknownFormatError, format_names
+from threadkeep.store import SearchFilters, StoreError, default_location
+
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False)
+
+db_option = click.option(
+    "--db", "db", default=None, envvar="THREADKEEP_DB", show_envvar=True,
+    help=f"Store location: a SQLite file path (default {default_location()}).",
+)
+now_option = click.option("--now", "now", default=None, help="Fix the clock (ISO time) for time decay.")
+
+
+def parse_now(value: str | None) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError as error:
+        raise click.BadParameter(f"{value!r} is not an ISO time") from error
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
+@click.group()
+@click.version_option(package_name="threadkeep")
+def main() -> None:
+    """Turn chat exports and documents into a knowledge base you can ask, with every answer cited."""
+
+
+def _ingest_with_progress(kb: KnowledgeBase, path: str, format: str | None) -> IngestReport:
+    with Progress(
+        TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
+        TimeElapsedColumn(), console=err, transient=True, disable=not err.is_terminal,
+    ) as bar:
+        task = bar.add_task(f"ingesting {Path(path).name}", total=None)
+
+        def progress(stage: str, done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        return kb.ingest(path, format=format, progress=progress)
+
+
+def _print_report(report: IngestReport, skipped_to_show: int = 20) -> None:
+    out.print(
+        f"{report.format}: {report.messages_read} messages read, {report.conversations} conversations "
+        f"({report.conversations_rebuilt} rebuilt), {report.threads} threads, {report.chunks} chunks, "
+        f"{report.embedded} embedded ({report.embeddings_reused} reused), {len(report.skipped)} skipped"
+    )
+    if report.ignored:
+        out.print("left out on purpose: " + ", ".join(f"{n} {kind}" for kind, n in sorted(report.ignored.items())))
+    for skip in report.skipped[:skipped_to_show]:
+        err.print(f"skipped {skip}", markup=False)
+    if len(report.skipped) > skipped_to_show:
+        err.print(f"... and {len(report.skipped) - skipped_to_show} more skipped (see --json)")
+
+
+@main.command()
+@click.argument("path", type=click.Path(exists=True))
+@click.option("--format", "format", type=click.Choice(format_names()), default=None, help="Force a reader.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@db_option
+def ingest(path: str, format: str | None, as_json: bool, db: str | None) -> None:
+    """Read an export (file, folder or .zip) into the store."""
+    with KnowledgeBase.open(db) as kb:
+        report = _ingest_with_progress(kb, path, format)
+    if as_json:
+        click.echo(json.dumps(report.to_dict(), ensure_ascii=False, indent=2))
+    else:
+        _print_report(report)
+
+
+@main.command()
+@click.argument("path", type=click.Path(exists=True))
+@click.option("--format", "format", type=click.Choice(format_names()), default=None, help="Force a reader.")
+@click.option("--jsonl", "as_jsonl", is_flag=True, help="One JSON line per message: id, thread, reply_to.")
+def threads(path: str, format: str | None, as_jsonl: bool) -> None:
+    """Reconstruct the threads of an export (no store needed)."""
+    result, found = threads_of(path, format)
+    for skip in result.skipped:
+        err.print(f"skipped {skip}", markup=False)
+    if as_jsonl:
+        lines = []
+        for number, thread in enumerate(found):
+            label = f"{thread.conversation}#{number}"
+            for message_id in thread.message_ids:
+                record = {"id": message_id, "thread": label, "reply_to": thread.reply_to.get(message_id)}
+                lines.append(json.dumps(record, ensure_ascii=False))
+        click.echo("\n".join(lines))
+        return
+    by_id = {message.id: message for message in result.messages}
+    for number, thread in enumerate(found):
+        first = by_id[thread.message_ids[0]]
+        out.print(f"[bold]thread {number}[/bold] {thread.conversation} {first.sent_at:%Y-%m-%d %H:%M}")
+        for message_id in thread.message_ids:
+            message = by_id[message_id]
+            out.print(f"  {message.display_name}: {message.text}", markup=False)
+
+
+def hit_to_dict(hit: Hit) -> dict:
+    chunk = hit.chunk
+    return {
+        "chunk_id": chunk.id,
+        "source_type": chunk.source_type,
+        "source_ref": chunk.source_ref,
+        "title": chunk.title,
+        "text": chunk.text,
+        "evidence_ids": list(chunk.evidence_ids) if chunk.evidence_ids is not None else None,
+        "occurred_at": chunk.occurred_at.isoformat(),
+        "resolution_state": chunk.resolution_state,
+        "has_unresolved_media": chunk.has_unresolved_media,
+        "heading_path": list(chunk.heading_path) if chunk.heading_path is not None else None,
+        "score": hit.score,
+    }
+
+
+def _print_hits(hits: list[Hit]) -> None:
+    if not hits:
+        out.print("no matches")
+    for rank, hit in enumerate(hits, start=1):
+        chunk = hit.chunk
+        if chunk.source_type == "document":
+            where = f"{chunk.title} › {' › '.join(chunk.heading_path or ())} (updated {chunk.occurred_at:%Y-%m-%d})"
+        else:
+            where = f"{chunk.source_ref}, {chunk.occurred_at:%Y-%m-%d} [{chunk.resolution_state}]"
+            if chunk.has_unresolved_media:
+                where += " (includes an image/video not read)"
+        out.print(f"[bold]{rank}.[/bold] {chunk.source_type}: {where}  score {hit.score:.3g}")
+        out.print(chunk.text, markup=False)
+        out.print()
+
+
+@main.command()
+@click.argument("query")
+@click.option("--k", default=5, show_default=True, help="How many chunks to return.")
+@click.option("--conversation", default=None, help="Only this conversation (its ref).")
+@click.option("--source-type", type=click.Choice(["chat", "document"]), default=None)
+@click.option("--json", "as_json", is_flag=True)
+@now_option
+@db_option
+def search(query: str, k: int, conversation: str | None, source_type: str | None, as_json: bool,
+           now: str | None, db: str | None) -> None:
+    """Search the store (dense + full text)."""
+    filters = SearchFilters(conversation=conversation, source_type=source_type)
+    with KnowledgeBase.open(db) as kb:
+        hits = kb.search(query, k=k, filters=filters, now=parse_now(now))
+    if as_json:
+        click.echo(json.dumps({"query": query, "hits": [hit_to_dict(hit) for hit in hits]}, ensure_ascii=False, indent=2))
+    else:
+        _print_hits(hits)
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True)
+@db_option
+def stats(as_json: bool, db: str | None) -> None:
+    """What the store holds."""
+    with KnowledgeBase.open(db) as kb:
+        figures = kb.stats()
+    if as_json:
+        click.echo(json.dumps(figures, ensure_ascii=False, indent=2))
+    else:
+        for key, value in figures.items():
+            out.print(f"{key:>16}: {value}")
+
+
+def sample_path(name: str) -> Path:
+    return Path(str(resources.files("threadkeep") / "samples" / name))
+
+
+@main.command()
+@click.option("--db", "db", default=None, help="Keep the demo store here (default: a temporary file).")
+def demo(db: str | None) -> None:
+    """Ingest the bundled sample corpus and ask it a few questions."""
+    with tempfile.TemporaryDirectory(prefix="threadkeep-demo-") as folder:
+        location = db or str(Path(folder) / "demo.db")
+        with KnowledgeBase.open(location) as kb:
+            out.print(f"[bold]Ingesting the sample support group[/bold] into {location}")
+            _print_report(_ingest_with_progress(kb, str(sample_path("support_group")), None))
+            questions = json.loads((sample_path("support_group") / "questions.json").read_text(encoding="utf-8"))
+            for item in questions[:4]:
+                out.print(f"\n[bold]? {item['question']}[/bold]")
+                hits = kb.search(item["question"], k=1)
+                _print_hits(hits)
+
+
+def run() -> None:
+    try:
+        main(standalone_mode=False)
+    except click.exceptions.Exit as done:
+        sys.exit(done.exit_code)
+    except click.ClickException as error:
+        error.show()
+        sys.exit(error.exit_code)
+    except click.exceptions.Abort:
+        sys.exit(130)
+    except (StoreError, UnknownFormatError, FileNotFoundError) as error:
+        err.print(f"error: {error}", markup=False)
+        sys.exit(2)

@@ -1,0 +1,63 @@
+"""What every store offers, whatever the database behind it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
+
+import numpy as np
+
+from threadkeep.model import Chunk, Conversation, Message, Thread
+
+
+class StoreError(RuntimeError):
+    """The store cannot do what was asked (wrong model, bad location, constraint...)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SearchFilters:
+    conversation: str | None = None
+    source_type: str | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationRecord:
+    conversation: Conversation
+    content_hash: str
+
+
+class Store(Protocol):
+    def close(self) -> None: ...
+
+    def bind_embedder(self, name: str, dim: int) -> None:
+        """Record the embedding model on first use; refuse a different one later."""
+
+    def conversation_record(self, ref: str) -> ConversationRecord | None: ...
+
+    def load_messages(self, conversation: str) -> list[Message]: ...
+
+    def embeddings_for(self, source_ref: str) -> dict[str, np.ndarray]:
+        """Stored vectors of one conversation's or document's chunks, by embedding-input hash."""
+
+    def replace_conversation(
+        self,
+        conversation: Conversation,
+        content_hash: str,
+        messages: Sequence[Message],
+        threads: Sequence[Thread],
+        chunks: Sequence[Chunk],
+        embeddings: dict[str, np.ndarray],
+    ) -> None:
+        """Atomically replace everything stored for one conversation."""
+
+    def dense_candidates(self, query: np.ndarray, k: int, filters: SearchFilters) -> list[tuple[str, float]]: ...
+
+    def lexical_candidates(self, tokens: Sequence[str], k: int, filters: SearchFilters) -> list[tuple[str, float]]: ...
+
+    def get_chunks(self, ids: Iterable[str]) -> dict[str, Chunk]: ...
+
+    def stats(self) -> dict[str, object]: ...

@@ -1,0 +1,404 @@
+"""The embedded store: one SQLite file, full text in FTS5, vectors searched with numpy.
+
+Chinese full text works because the text is segmented in Python (jieba) and the
+tokens are stored space-separated in an FTS5 `unicode61` column. Vectors are
+float32 blobs in the chunks table; exact cosine search over an in-memory matrix
+answers in milliseconds up to about a million chunks and needs no extension
+(the stdlib `sqlite3` here cannot load one).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from pathlib import Path
+
+import numpy as np
+
+from threadkeep.model import Chunk, Conversation, Message, Thread
+from threadkeep.store.base import ConversationRecord, SearchFilters, StoreError
+from threadkeep.text import content_tokens
+
+MIGRATIONS: list[str] = [
+    """
+    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    CREATE TABLE conversations (
+        ref TEXT PRIMARY KEY,
+        title TEXT NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('group', 'direct', 'assistant')),
+        source_format TEXT NOT NULL,
+        metadata TEXT NOT NULL,
+        content_hash TEXT NOT NULL
+    );
+    CREATE TABLE messages (
+        conversation TEXT NOT NULL REFERENCES conversations(ref),
+        id TEXT NOT NULL,
+        position INTEGER NOT NULL,
+        sender TEXT NOT NULL,
+        sender_name TEXT NOT NULL,
+        role TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        sent_at TEXT NOT NULL,
+        text TEXT NOT NULL,
+        reply_to TEXT,
+        mentions TEXT NOT NULL,
+        recalled INTEGER NOT NULL,
+        edited_at TEXT,
+        platform_thread TEXT,
+        metadata TEXT NOT NULL,
+        thread_id TEXT,
+        PRIMARY KEY (conversation, id)
+    );
+    CREATE TABLE threads (
+        id TEXT PRIMARY KEY,
+        conversation TEXT NOT NULL REFERENCES conversations(ref),
+        message_ids TEXT NOT NULL,
+        reply_to TEXT NOT NULL,
+        chunk_id TEXT
+    );
+    CREATE INDEX threads_conversation ON threads(conversation);
+    CREATE TABLE chunks (
+        id TEXT NOT NULL UNIQUE,
+        source_type TEXT NOT NULL CHECK (source_type IN ('document', 'chat')),
+        source_ref TEXT NOT NULL,
+        title TEXT NOT NULL,
+        text TEXT NOT NULL,
+        embedding_input TEXT NOT NULL,
+        input_hash TEXT NOT NULL,
+        embedding BLOB,
+        occurred_at TEXT NOT NULL,
+        occurred_ts REAL NOT NULL,
+        started_at TEXT,
+        heading_path TEXT,
+        evidence_ids TEXT,
+        resolution_state TEXT CHECK (resolution_state IN ('resolved', 'workaround', 'open')),
+        has_unresolved_media INTEGER NOT NULL DEFAULT 0,
+        CONSTRAINT chunk_source_shape CHECK (
+            (source_type = 'document' AND heading_path IS NOT NULL AND resolution_state IS NULL)
+            OR (source_type = 'chat' AND resolution_state IS NOT NULL AND evidence_ids IS NOT NULL
+                AND json_array_length(evidence_ids) > 0)
+        ),
+        CONSTRAINT embedded_when_indexed CHECK (embedding IS NULL OR embedding_input <> '')
+    );
+    CREATE INDEX chunks_source ON chunks(source_type, source_ref);
+    CREATE VIRTUAL TABLE chunks_fts USING fts5(tokens, tokenize = "unicode61 tokenchars '.-_'");
+    """,
+]
+
+CHUNK_COLUMNS = (
+    "id, source_type, source_ref, title, text, embedding_input, occurred_at, started_at, heading_path, "
+    "evidence_ids, resolution_state, has_unresolved_media"
+)
+
+
+def _time(value: str | None) -> datetime | None:
+    return datetime.fromisoformat(value) if value else None
+
+
+def _chunk_from_row(row: Sequence) -> Chunk:
+    (id_, source_type, source_ref, title, text, embedding_input, occurred_at, started_at, heading_path,
+     evidence_ids, resolution_state, media) = row
+    return Chunk(
+        id=id_,
+        source_type=source_type,
+        source_ref=source_ref,
+        title=title,
+        text=text,
+        embedding_input=embedding_input,
+        occurred_at=datetime.fromisoformat(occurred_at),
+        started_at=_time(started_at),
+        heading_path=tuple(json.loads(heading_path)) if heading_path else None,
+        evidence_ids=tuple(json.loads(evidence_ids)) if evidence_ids else None,
+        resolution_state=resolution_state,
+        has_unresolved_media=bool(media),
+    )
+
+
+def fts_query(tokens: Iterable[str]) -> str:
+    unique = dict.fromkeys(token.replace('"', '""') for token in tokens)
+    return " OR ".join(f'"{token}"' for token in unique)
+
+
+def input_hash(text: str) -> str:
+    from hashlib import sha256
+
+    return sha256(text.encode("utf-8")).hexdigest()
+
+
+class _VectorIndex:
+    """All stored vectors as one matrix, rebuilt when the store's generation changes."""
+
+    def __init__(self, generation: str, rows: list[tuple]) -> None:
+        self.generation = generation
+        self.ids = [row[0] for row in rows]
+        self.source_types = np.array([row[1] for row in rows], dtype=object)
+        self.source_refs = np.array([row[2] for row in rows], dtype=object)
+        self.times = np.array([row[3] for row in rows], dtype=np.float64)
+        self.matrix = (
+            np.vstack([np.frombuffer(row[4], dtype=np.float32) for row in rows])
+            if rows
+            else np.zeros((0, 1), dtype=np.float32)
+        )
+
+    def search(self, query: np.ndarray, k: int, filters: SearchFilters) -> list[tuple[str, float]]:
+        if not self.ids:
+            return []
+        scores = self.matrix @ query.astype(np.float32)
+        mask = np.ones(len(self.ids), dtype=bool)
+        if filters.conversation:
+            mask &= self.source_refs == filters.conversation
+        if filters.source_type:
+            mask &= self.source_types == filters.source_type
+        if filters.since:
+            mask &= self.times >= filters.since.timestamp()
+        if filters.until:
+            mask &= self.times <= filters.until.timestamp()
+        scores = np.where(mask, scores, -np.inf)
+        k = min(k, int(mask.sum()))
+        if k <= 0:
+            return []
+        top = np.argpartition(-scores, k - 1)[:k]
+        top = top[np.argsort(-scores[top])]
+        return [(self.ids[i], float(scores[i])) for i in top]
+
+
+class SQLiteStore:
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self.db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
+        self.db.execute("PRAGMA journal_mode = WAL")
+        self.db.execute("PRAGMA synchronous = NORMAL")
+        self.db.execute("PRAGMA foreign_keys = ON")
+        self._migrate()
+        self._vectors: _VectorIndex | None = None
+
+    def _migrate(self) -> None:
+        version = self.db.execute("PRAGMA user_version").fetchone()[0]
+        if version > len(MIGRATIONS):
+            raise StoreError(f"{self.path} was written by a newer threadkeep (schema {version})")
+        for number in range(version, len(MIGRATIONS)):
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                if self.db.execute("PRAGMA user_version").fetchone()[0] == number:
+                    for statement in MIGRATIONS[number].split(";"):
+                        if statement.strip():
+                            self.db.execute(statement)
+                    self.db.execute(f"PRAGMA user_version = {number + 1}")
+                self.db.execute("COMMIT")
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+
+    def close(self) -> None:
+        self.db.close()
+
+    def _meta(self, key: str) -> str | None:
+        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def bind_embedder(self, name: str, dim: int) -> None:
+        stored = self._meta("embedder")
+        if stored is None:
+            with self._write():
+                self.db.execute("INSERT OR IGNORE INTO meta VALUES ('embedder', ?), ('embedder_dim', ?)", (name, str(dim)))
+            stored = self._meta("embedder")
+        if stored != name:
+            raise StoreError(
+                f"{self.path} holds vectors of {stored!r} but the configured embedder is {name!r}; "
+                "use the same model (THREADKEEP_EMBEDDER) or a new store"
+            )
+
+    def _write(self):
+        return _Transaction(self.db)
+
+    def conversation_record(self, ref: str) -> ConversationRecord | None:
+        row = self.db.execute(
+            "SELECT ref, title, kind, source_format, metadata, content_hash FROM conversations WHERE ref = ?", (ref,)
+        ).fetchone()
+        if row is None:
+            return None
+        return ConversationRecord(Conversation(row[0], row[1], row[2], row[3], json.loads(row[4])), row[5])
+
+    def load_messages(self, conversation: str) -> list[Message]:
+        rows = self.db.execute(
+            "SELECT id, conversation, sender, sent_at, text, kind, role, sender_name, reply_to, mentions, recalled, "
+            "edited_at, platform_thread, metadata FROM messages WHERE conversation = ? ORDER BY position",
+            (conversation,),
+        ).fetchall()
+        return [
+            Message(
+                id=row[0], conversation=row[1], sender=row[2], sent_at=datetime.fromisoformat(row[3]), text=row[4],
+                kind=row[5], role=row[6], sender_name=row[7], reply_to=row[8], mentions=tuple(json.loads(row[9])),
+                recalled=bool(row[10]), edited_at=_time(row[11]), platform_thread=row[12], metadata=json.loads(row[13]),
+            )
+            for row in rows
+        ]
+
+    def embeddings_for(self, source_ref: str) -> dict[str, np.ndarray]:
+        rows = self.db.execute(
+            "SELECT input_hash, embedding FROM chunks WHERE source_ref = ? AND embedding IS NOT NULL", (source_ref,)
+        )
+        return {row[0]: np.frombuffer(row[1], dtype=np.float32) for row in rows}
+
+    def replace_conversation(
+        self,
+        conversation: Conversation,
+        content_hash: str,
+        messages: Sequence[Message],
+        threads: Sequence[Thread],
+        chunks: Sequence[Chunk],
+        embeddings: dict[str, np.ndarray],
+    ) -> None:
+        ref = conversation.ref
+        thread_rows = []
+        thread_of: dict[str, str] = {}
+        chunk_of_thread = {chunk.evidence_ids[0] if chunk.evidence_ids else "": chunk.id for chunk in chunks}
+        for thread in threads:
+            thread_id = f"{ref}#{thread.message_ids[0]}"
+            chunk = next((chunk_of_thread[mid] for mid in thread.message_ids if mid in chunk_of_thread), None)
+            thread_rows.append((thread_id, ref, json.dumps(thread.message_ids), json.dumps(thread.reply_to), chunk))
+            for mid in thread.message_ids:
+                thread_of[mid] = thread_id
+        with self._write():
+            self._delete_chunks("chat", ref)
+            self.db.execute("DELETE FROM threads WHERE conversation = ?", (ref,))
+            self.db.execute("DELETE FROM messages WHERE conversation = ?", (ref,))
+            self.db.execute(
+                "INSERT INTO conversations VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(ref) DO UPDATE SET "
+                "title = excluded.title, kind = excluded.kind, source_format = excluded.source_format, "
+                "metadata = excluded.metadata, content_hash = excluded.content_hash",
+                (ref, conversation.title, conversation.kind, conversation.source_format,
+                 json.dumps(conversation.metadata, ensure_ascii=False), content_hash),
+            )
+            self.db.executemany(
+                "INSERT INTO messages VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (ref, m.id, position, m.sender, m.sender_name, m.role, m.kind, m.sent_at.isoformat(), m.text,
+                     m.reply_to, json.dumps(m.mentions, ensure_ascii=False), int(m.recalled),
+                     m.edited_at.isoformat() if m.edited_at else None, m.platform_thread,
+                     json.dumps(m.metadata, ensure_ascii=False, default=str), thread_of.get(m.id))
+                    for position, m in enumerate(messages)
+                ],
+            )
+            self.db.executemany("INSERT INTO threads VALUES (?, ?, ?, ?, ?)", thread_rows)
+            self._insert_chunks(chunks, embeddings)
+
+    def _delete_chunks(self, source_type: str, source_ref: str) -> None:
+        self.db.execute(
+            "DELETE FROM chunks_fts WHERE rowid IN (SELECT rowid FROM chunks WHERE source_type = ? AND source_ref = ?)",
+            (source_type, source_ref),
+        )
+        self.db.execute("DELETE FROM chunks WHERE source_type = ? AND source_ref = ?", (source_type, source_ref))
+        self._bump_generation()
+
+    def _insert_chunks(self, chunks: Sequence[Chunk], embeddings: dict[str, np.ndarray]) -> None:
+        for chunk in chunks:
+            key = input_hash(chunk.embedding_input)
+            vector = embeddings.get(key) if chunk.embedding_input else None
+            cursor = self.db.execute(
+                "INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    chunk.id, chunk.source_type, chunk.source_ref, chunk.title, chunk.text, chunk.embedding_input, key,
+                    None if vector is None else np.asarray(vector, dtype=np.float32).tobytes(),
+                    chunk.occurred_at.isoformat(), chunk.occurred_at.timestamp(),
+                    chunk.started_at.isoformat() if chunk.started_at else None,
+                    None if chunk.heading_path is None else json.dumps(chunk.heading_path, ensure_ascii=False),
+                    None if chunk.evidence_ids is None else json.dumps(chunk.evidence_ids, ensure_ascii=False),
+                    chunk.resolution_state, int(chunk.has_unresolved_media),
+                ),
+            )
+            if chunk.embedding_input:
+                self.db.execute(
+                    "INSERT INTO chunks_fts(rowid, tokens) VALUES (?, ?)",
+                    (cursor.lastrowid, " ".join(content_tokens(chunk.embedding_input))),
+                )
+
+    def _bump_generation(self) -> None:
+        self.db.execute(
+            "INSERT INTO meta VALUES ('generation', '1') "
+            "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+        )
+
+    def dense_candidates(self, query: np.ndarray, k: int, filters: SearchFilters) -> list[tuple[str, float]]:
+        generation = self._meta("generation") or "0"
+        if self._vectors is None or self._vectors.generation != generation:
+            rows = self.db.execute(
+                "SELECT id, source_type, source_ref, occurred_ts, embedding FROM chunks WHERE embedding IS NOT NULL"
+            ).fetchall()
+            self._vectors = _VectorIndex(generation, rows)
+        return self._vectors.search(query, k, filters)
+
+    def lexical_candidates(self, tokens: Sequence[str], k: int, filters: SearchFilters) -> list[tuple[str, float]]:
+        query = fts_query(tokens)
+        if not query:
+            return []
+        sql = (
+            "SELECT c.id, bm25(chunks_fts) AS rank FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid "
+            "WHERE chunks_fts MATCH ?"
+        )
+        params: list[object] = [query]
+        if filters.conversation:
+            sql += " AND c.source_ref = ?"
+            params.append(filters.conversation)
+        if filters.source_type:
+            sql += " AND c.source_type = ?"
+            params.append(filters.source_type)
+        if filters.since:
+            sql += " AND c.occurred_ts >= ?"
+            params.append(filters.since.timestamp())
+        if filters.until:
+            sql += " AND c.occurred_ts <= ?"
+            params.append(filters.until.timestamp())
+        sql += " ORDER BY rank LIMIT ?"
+        params.append(k)
+        # bm25() is lower-is-better; negate so every candidate list is higher-is-better.
+        return [(row[0], -row[1]) for row in self.db.execute(sql, params)]
+
+    def get_chunks(self, ids: Iterable[str]) -> dict[str, Chunk]:
+        ids = list(dict.fromkeys(ids))
+        found: dict[str, Chunk] = {}
+        for start in range(0, len(ids), 500):
+            batch = ids[start : start + 500]
+            marks = ",".join("?" * len(batch))
+            for row in self.db.execute(f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE id IN ({marks})", batch):
+                found[row[0]] = _chunk_from_row(row)
+        return found
+
+    def stats(self) -> dict[str, object]:
+        def count(sql: str) -> int:
+            return self.db.execute(sql).fetchone()[0]
+
+        return {
+            "location": str(self.path),
+            "embedder": self._meta("embedder"),
+            "conversations": count("SELECT count(*) FROM conversations"),
+            "messages": count("SELECT count(*) FROM messages"),
+            "threads": count("SELECT count(*) FROM threads"),
+            "chunks": count("SELECT count(*) FROM chunks"),
+            "chat_chunks": count("SELECT count(*) FROM chunks WHERE source_type = 'chat'"),
+            "document_chunks": count("SELECT count(*) FROM chunks WHERE source_type = 'document'"),
+            "embedded_chunks": count("SELECT count(*) FROM chunks WHERE embedding IS NOT NULL"),
+        }
+
+
+class _Transaction:
+    """BEGIN IMMEDIATE ... COMMIT: one writer at a time, all or nothing."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def __enter__(self) -> sqlite3.Connection:
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as error:
+            raise StoreError(f"the store is busy with another writer ({error})") from error
+        return self.db
+
+    def __exit__(self, kind, value, traceback) -> None:
+        if kind is None:
+            self.db.execute("COMMIT")
+        else:
+            self.db.execute("ROLLBACK")
