@@ -50,7 +50,7 @@ def _normalize_token(raw: str) -> str | None:
 def tokenize(text: str) -> list[str]:
     """Words of `text` in order: Chinese segmented, English stemmed, codes kept whole."""
     tokens = []
-    for raw in rjieba.cut(text):
+    for raw in rjieba.cut_for_search(text):
         token = _normalize_token(raw)
         if token is not None:
             tokens.append(token)

@@ -6,8 +6,8 @@ For each utterance, strongest signal first:
 3. a question that resembles no active thread opens a new thread;
 4. otherwise the active thread with the highest idf-weighted token overlap (at least
    `min_overlap`) is joined;
-5. failing that, a reply right after someone else's turn, or the speaker going on with
-   the thread they were just in, stays in that thread; anything else opens a new one.
+5. failing that, a reply to whoever just addressed the speaker, or the speaker going on
+   with the thread they were just in, stays in that thread; anything else opens a new one.
 
 A thread is active until it has been idle for `idle` and while it spans less than `max_span`.
 """
@@ -29,7 +29,7 @@ class ThreadSettings:
     merge_gap: timedelta = timedelta(seconds=90)
     idle: timedelta = timedelta(minutes=30)
     max_span: timedelta = timedelta(hours=6)
-    min_overlap: float = 0.6
+    min_overlap: float = 0.5
     question_max_overlap: float = 0.6
     recent_utterances: int = 4  # lexical overlap is measured against a thread's latest utterances
     answer_gap: timedelta = timedelta(minutes=5)
@@ -66,11 +66,12 @@ def _idf(utterances: Sequence[Utterance]) -> dict[str, float]:
 
 
 def _overlap(tokens: frozenset[str], thread_tokens: set[str], idf: dict[str, float]) -> float:
-    if not tokens:
+    """Weighted share of the smaller side's tokens that both sides use (overlap coefficient)."""
+    if not tokens or not thread_tokens:
         return 0.0
-    total = sum(idf[token] for token in tokens)
     shared = sum(idf[token] for token in tokens if token in thread_tokens)
-    return shared / total
+    smaller = min(sum(idf[token] for token in tokens), sum(idf.get(token, 1.0) for token in thread_tokens))
+    return shared / smaller
 
 
 def assign_threads(

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import re
+
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from threadkeep.model import Message
 from threadkeep.text import content_tokens, is_noise, is_question
+
+_ADDRESSES = re.compile(r"^\s*@")
 
 
 @dataclass(slots=True)
@@ -43,7 +47,7 @@ def merge_utterances(messages: Iterable[Message], max_gap: timedelta) -> list[Ut
     """Join consecutive messages of one sender sent within `max_gap` of each other.
 
     `messages` must be in time order and contain no system lines. A message that
-    quotes another starts a new utterance, since the quote says where it belongs.
+    quotes or @mentions someone starts a new utterance: it says itself where it belongs.
     """
     utterances: list[Utterance] = []
     for message in messages:
@@ -53,6 +57,8 @@ def merge_utterances(messages: Iterable[Message], max_gap: timedelta) -> list[Ut
             and last.sender == message.sender
             and message.sent_at - last.end <= max_gap
             and not message.reply_to
+            and not message.mentions
+            and not _ADDRESSES.match(message.text)
         ):
             last.messages.append(message)
         else:
