@@ -6,8 +6,9 @@ For each utterance, strongest signal first:
 3. a question that resembles no active thread opens a new thread;
 4. otherwise the active thread with the highest idf-weighted token overlap (at least
    `min_overlap`) is joined;
-5. failing that, a reply to whoever just addressed the speaker, or the speaker going on
-   with the thread they were just in, stays in that thread; anything else opens a new one.
+5. failing that, a bare reaction ("+1", 收到) joins the latest active thread, a reply to
+   whoever just addressed the speaker, or the speaker going on with the thread they were
+   just in, stays in that thread; anything else opens a new one.
 
 A thread is active until it has been idle for `idle` and while it spans less than `max_span`.
 """
@@ -122,6 +123,8 @@ def assign_threads(
                 pass
             elif best is not None and best_score >= settings.min_overlap:
                 target = best
+            elif utterance.noise and active and not usable(last_turn.get(utterance.sender), moment, settings.idle):
+                target = max(active, key=lambda thread: thread.last)
             elif not mentioned:
                 caller = addressed.get(utterance.sender)
                 own = last_turn.get(utterance.sender)
