@@ -11,17 +11,20 @@ from threadkeep.embed import HashEmbedder
 SAMPLES = Path(__file__).resolve().parents[1] / "src" / "threadkeep" / "samples"
 
 
-def write_bundle(folder: Path, messages: list[dict], members: list[dict] | None = None,
-                 conversations: list[dict] | None = None) -> Path:
+def write_bundle(
+    folder: Path, messages: list[dict], members: list[dict] | None = None, conversations: list[dict] | None = None
+) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     lines = [json.dumps(message, ensure_ascii=False) for message in messages]
     (folder / "messages.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     if members:
         (folder / "members.jsonl").write_text(
-            "\n".join(json.dumps(member, ensure_ascii=False) for member in members) + "\n", encoding="utf-8")
+            "\n".join(json.dumps(member, ensure_ascii=False) for member in members) + "\n", encoding="utf-8"
+        )
     if conversations:
         (folder / "conversations.jsonl").write_text(
-            "\n".join(json.dumps(item, ensure_ascii=False) for item in conversations) + "\n", encoding="utf-8")
+            "\n".join(json.dumps(item, ensure_ascii=False) for item in conversations) + "\n", encoding="utf-8"
+        )
     return folder
 
 
@@ -30,8 +33,14 @@ def message(mid: str, sender: str, minute: float, text: str = "", **extra) -> di
     seconds = round(minute * 60)
     hour, rest = divmod(seconds, 3600)
     stamp = f"2026-05-{14 + (10 + hour) // 24:02d}T{(10 + hour) % 24:02d}:{rest // 60:02d}:{rest % 60:02d}+08:00"
-    return {"messageId": mid, "conversationRef": extra.pop("conversation", "g-1"), "senderRef": sender,
-            "sentAt": stamp, "text": text, **extra}
+    return {
+        "messageId": mid,
+        "conversationRef": extra.pop("conversation", "g-1"),
+        "senderRef": sender,
+        "sentAt": stamp,
+        "text": text,
+        **extra,
+    }
 
 
 @pytest.fixture

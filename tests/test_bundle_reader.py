@@ -1,7 +1,6 @@
 from pathlib import Path
 
 from conftest import message
-
 from threadkeep.readers import read_path
 
 
@@ -38,8 +37,11 @@ def test_malformed_lines_are_reported_with_line_numbers_and_the_rest_is_read(tmp
 
 def test_bundle_reads_members_conversations_and_sorts_by_time(bundle_factory):
     folder = bundle_factory(
-        [message("m2", "u2", 5, "later"), message("m1", "u1", 1, "earlier", quotedMessageId=None),
-         message("s1", "system", 2, "u3 加入了群聊", type="system")],
+        [
+            message("m2", "u2", 5, "later"),
+            message("m1", "u1", 1, "earlier", quotedMessageId=None),
+            message("s1", "system", 2, "u3 加入了群聊", type="system"),
+        ],
         members=[{"senderRef": "u1", "displayName": "小明"}],
         conversations=[{"conversationRef": "g-1", "title": "支持群", "kind": "group"}],
     )

@@ -1,9 +1,9 @@
 import sqlite3
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
-from conftest import message
 
+from conftest import message
 from threadkeep.api import KnowledgeBase
 from threadkeep.embed import HashEmbedder
 from threadkeep.model import Chunk, Conversation
@@ -32,19 +32,30 @@ def two_conversations():
 
 
 def chat_chunk(**changes):
-    base = dict(id="c1", source_type="chat", source_ref="g-1", text="x", embedding_input="x",
-                occurred_at=datetime(2026, 5, 14, tzinfo=timezone.utc), evidence_ids=("m1",), resolution_state="open")
+    base = dict(
+        id="c1",
+        source_type="chat",
+        source_ref="g-1",
+        text="x",
+        embedding_input="x",
+        occurred_at=datetime(2026, 5, 14, tzinfo=UTC),
+        evidence_ids=("m1",),
+        resolution_state="open",
+    )
     base.update(changes)
     return Chunk(**base)
 
 
-@pytest.mark.parametrize("bad", [
-    dict(evidence_ids=None),
-    dict(evidence_ids=()),
-    dict(resolution_state=None),
-    dict(source_type="document", heading_path=None, resolution_state=None),
-    dict(source_type="document", heading_path=("标题",), resolution_state="open"),
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        dict(evidence_ids=None),
+        dict(evidence_ids=()),
+        dict(resolution_state=None),
+        dict(source_type="document", heading_path=None, resolution_state=None),
+        dict(source_type="document", heading_path=("标题",), resolution_state="open"),
+    ],
+)
 def test_chunk_shape_constraint_rejects_incomplete_chunks(tmp_path, bad):
     store = open_store(tmp_path / "kb.db")
     with pytest.raises(sqlite3.IntegrityError, match="CHECK constraint failed"):
@@ -113,12 +124,21 @@ def test_search_filters_by_conversation(tmp_path, bundle_factory):
 
 
 def test_a_newer_fix_outranks_an_older_one_with_the_same_text(tmp_path, bundle_factory):
-    old = [message("o1", "u1", 0, "同步卡在99%怎么办", conversation="old"),
-           message("o2", "u2", 1, "删除缓存目录后重启", conversation="old", quotedMessageId="o1")]
-    new = [{**item, "messageId": "n" + item["messageId"][1:], "conversationRef": "new",
+    old = [
+        message("o1", "u1", 0, "同步卡在99%怎么办", conversation="old"),
+        message("o2", "u2", 1, "删除缓存目录后重启", conversation="old", quotedMessageId="o1"),
+    ]
+    new = [
+        {
+            **item,
+            "messageId": "n" + item["messageId"][1:],
+            "conversationRef": "new",
             "sentAt": item["sentAt"].replace("2026-05", "2026-10"),
-            **({"quotedMessageId": "n1"} if "quotedMessageId" in item else {})} for item in old]
+            **({"quotedMessageId": "n1"} if "quotedMessageId" in item else {}),
+        }
+        for item in old
+    ]
     with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as kb:
         kb.ingest(bundle_factory(old + new))
-        hits = kb.search("同步卡在99%", k=2, now=datetime(2026, 11, 1, tzinfo=timezone.utc))
+        hits = kb.search("同步卡在99%", k=2, now=datetime(2026, 11, 1, tzinfo=UTC))
     assert [hit.chunk.source_ref for hit in hits] == ["new", "old"]

@@ -4,8 +4,24 @@ from threadkeep.text import content_tokens, is_noise, is_question, tokenize
 
 
 @pytest.mark.parametrize(
-    "text", ["+1", "同问", "我也是", "收到", "好的", "谢谢", "辛苦了", "？？", "!!!", "👍👍", "+1 我也是", "收到，谢谢！",
-             "[图片]", "@客服-小云 +1", "thanks!"],
+    "text",
+    [
+        "+1",
+        "同问",
+        "我也是",
+        "收到",
+        "好的",
+        "谢谢",
+        "辛苦了",
+        "？？",
+        "!!!",
+        "👍👍",
+        "+1 我也是",
+        "收到，谢谢！",
+        "[图片]",
+        "@客服-小云 +1",
+        "thanks!",
+    ],
 )
 def test_noise(text):
     assert is_noise(text)
@@ -24,9 +40,16 @@ def test_tokens_do_not_depend_on_spaces_and_keep_codes_whole():
     assert tokenize("partitions") == tokenize("partition")
 
 
-@pytest.mark.parametrize("text,expected", [
-    ("点图标没反应怎么办", True), ("有人知道吗", True), ("how do I mount ntfs", True), ("is it safe?", True),
-    ("重启一下就好了", False), ("try sudo apt update", False),
-])
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("点图标没反应怎么办", True),
+        ("有人知道吗", True),
+        ("how do I mount ntfs", True),
+        ("is it safe?", True),
+        ("重启一下就好了", False),
+        ("try sudo apt update", False),
+    ],
+)
 def test_questions(text, expected):
     assert is_question(text) is expected

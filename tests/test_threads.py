@@ -1,5 +1,4 @@
 from conftest import message
-
 from threadkeep.readers.bundle import parse_message
 from threadkeep.threads import ThreadSettings, reconstruct
 from threadkeep.threads.utterances import merge_utterances
@@ -20,8 +19,12 @@ def same_thread(threads, *ids):
 
 
 def test_a_senders_quick_messages_form_one_utterance():
-    messages = parse(message("a", "u1", 0, "我这边"), message("b", "u1", 0.5, "点图标"), message("c", "u1", 1.2, "没反应"),
-                     message("d", "u1", 3, "有人吗"))
+    messages = parse(
+        message("a", "u1", 0, "我这边"),
+        message("b", "u1", 0.5, "点图标"),
+        message("c", "u1", 1.2, "没反应"),
+        message("d", "u1", 3, "有人吗"),
+    )
     utterances = merge_utterances(messages, ThreadSettings().merge_gap)
     assert [[m.id for m in u.messages] for u in utterances] == [["a", "b", "c"], ["d"]]
 

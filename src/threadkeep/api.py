@@ -1,10 +1,10 @@
 """The Python entry point the CLI, HTTP and MCP layers all call.
 
-    from threadkeep.api import KnowledgeBase
-    with KnowledgeBase.open("team.db") as kb:
-        kb.ingest("exports/support-group/")
-        for hit in kb.search("点图标没反应"):
-            print(hit.chunk.text)
+from threadkeep.api import KnowledgeBase
+with KnowledgeBase.open("team.db") as kb:
+    kb.ingest("exports/support-group/")
+    for hit in kb.search("点图标没反应"):
+        print(hit.chunk.text)
 """
 
 from __future__ import annotations

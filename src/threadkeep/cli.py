@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 import tempfile
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
 
@@ -23,7 +23,11 @@ out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False)
 
 db_option = click.option(
-    "--db", "db", default=None, envvar="THREADKEEP_DB", show_envvar=True,
+    "--db",
+    "db",
+    default=None,
+    envvar="THREADKEEP_DB",
+    show_envvar=True,
     help=f"Store location: a SQLite file path (default {default_location()}).",
 )
 now_option = click.option("--now", "now", default=None, help="Fix the clock (ISO time) for time decay.")
@@ -36,7 +40,7 @@ def parse_now(value: str | None) -> datetime | None:
         moment = datetime.fromisoformat(value)
     except ValueError as error:
         raise click.BadParameter(f"{value!r} is not an ISO time") from error
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 @click.group()
@@ -47,8 +51,13 @@ def main() -> None:
 
 def _ingest_with_progress(kb: KnowledgeBase, path: str, format: str | None) -> IngestReport:
     with Progress(
-        TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
-        TimeElapsedColumn(), console=err, transient=True, disable=not err.is_terminal,
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+        disable=not err.is_terminal,
     ) as bar:
         task = bar.add_task(f"ingesting {Path(path).name}", total=None)
 
@@ -155,14 +164,23 @@ def _print_hits(hits: list[Hit]) -> None:
 @click.option("--json", "as_json", is_flag=True)
 @now_option
 @db_option
-def search(query: str, k: int, conversation: str | None, source_type: str | None, as_json: bool,
-           now: str | None, db: str | None) -> None:
+def search(
+    query: str,
+    k: int,
+    conversation: str | None,
+    source_type: str | None,
+    as_json: bool,
+    now: str | None,
+    db: str | None,
+) -> None:
     """Search the store (dense + full text)."""
     filters = SearchFilters(conversation=conversation, source_type=source_type)
     with KnowledgeBase.open(db) as kb:
         hits = kb.search(query, k=k, filters=filters, now=parse_now(now))
     if as_json:
-        click.echo(json.dumps({"query": query, "hits": [hit_to_dict(hit) for hit in hits]}, ensure_ascii=False, indent=2))
+        click.echo(
+            json.dumps({"query": query, "hits": [hit_to_dict(hit) for hit in hits]}, ensure_ascii=False, indent=2)
+        )
     else:
         _print_hits(hits)
 

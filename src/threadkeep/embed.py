@@ -46,7 +46,9 @@ class E5Embedder:
         self.dim = int(self._model.dim)
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
-        parts = [self._model.passage(list(texts[i : i + self.batch_size])) for i in range(0, len(texts), self.batch_size)]
+        parts = [
+            self._model.passage(list(texts[i : i + self.batch_size])) for i in range(0, len(texts), self.batch_size)
+        ]
         if not parts:
             return np.zeros((0, self.dim), dtype=np.float32)
         return np.ascontiguousarray(np.vstack(parts), dtype=np.float32)

@@ -96,8 +96,12 @@ def ingest_result(
 ) -> IngestReport:
     settings = settings or ThreadSettings()
     store.bind_embedder(embedder.name, embedder.dim)
-    report = IngestReport(format=result.format, messages_read=len(result.messages),
-                          skipped=list(result.skipped), ignored=dict(result.ignored))
+    report = IngestReport(
+        format=result.format,
+        messages_read=len(result.messages),
+        skipped=list(result.skipped),
+        ignored=dict(result.ignored),
+    )
     by_conversation: dict[str, list[Message]] = defaultdict(list)
     for message in result.messages:
         by_conversation[message.conversation].append(message)

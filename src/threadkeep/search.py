@@ -8,7 +8,7 @@ way a chat answer does.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from threadkeep.embed import Embedder
 from threadkeep.model import Hit
@@ -38,7 +38,7 @@ def search(
 ) -> list[Hit]:
     settings = settings or SearchSettings()
     filters = filters or SearchFilters()
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     dense = store.dense_candidates(embedder.embed_query(query), settings.candidates, filters)
     lexical = store.lexical_candidates(content_tokens(query), settings.candidates, filters)
     fused: dict[str, float] = {}
@@ -54,8 +54,6 @@ def search(
         chunk = chunks[chunk_id]
         if chunk.source_type == "chat":
             score *= decay((now - chunk.occurred_at).total_seconds() / 86400, settings.half_life_days)
-        hits.append(
-            Hit(chunk, score, dense_score.get(chunk_id), lexical_rank.get(chunk_id), dense_rank.get(chunk_id))
-        )
+        hits.append(Hit(chunk, score, dense_score.get(chunk_id), lexical_rank.get(chunk_id), dense_rank.get(chunk_id)))
     hits.sort(key=lambda hit: hit.score, reverse=True)
     return hits[:k]

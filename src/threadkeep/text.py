@@ -23,13 +23,14 @@ _ASCII_WORD = re.compile(r"^[a-z]+$")
 STOPWORDS: frozenset[str] = frozenset(
     """
     的 了 吗 呢 吧 啊 呀 哦 嗯 哈 么 嘛 是 在 有 和 与 或 也 都 就 还 又 很 太 这 那 这个 那个 这样 那样
-    我 你 他 她 它 我们 你们 他们 大家 自己 一下 一个 一些 什么 怎么 怎么办 为什么 如何 哪 哪里 哪个 吗 没 不 把 被 给 对 从
-    到 让 用 说 会 能 要 想 看 可以 可能 应该 现在 然后 但是 因为 所以 如果 已经 还是 一直 这边 那边 请问 问下 请 下 个 过 着
+    我 你 他 她 它 我们 你们 他们 大家 自己 一下 一个 一些 什么 怎么 怎么办 为什么 如何 哪 哪里 哪个 没 不
+    把 被 给 对 从 到 让 用 说 会 能 要 想 看 可以 可能 应该 现在 然后 但是 因为 所以 如果 已经 还是 一直
+    这边 那边 请问 问下 请 下 个 过 着
     a an and are as at be been but by can could did do does doing for from had has have he her him his how i if in into
     is it its just me my no not of on or our she so some than that the their them then there these they this to too
     was we were what when where which who why will with would you your yes ok okay im i'm it's dont don't can't cant
     get got any anyone there's here all also about up out one
-    """.split()
+    """.split()  # noqa: SIM905
 )
 
 
@@ -68,13 +69,15 @@ def has_cjk(text: str) -> bool:
 
 # Short replies that acknowledge or agree without adding content. They stay in
 # the transcript people read but never in what is embedded or indexed.
+# fmt: off
 NOISE_PHRASES: tuple[str, ...] = (
-    "+1", "+2", "+10086", "1", "111", "同问", "同求", "我也是", "我也一样", "我也遇到了", "一样", "同", "收到", "收到了",
-    "好的", "好滴", "好哒", "好", "嗯", "嗯嗯", "哦", "哦哦", "噢", "谢谢", "谢谢你", "谢谢大家", "多谢", "感谢", "感谢感谢",
-    "谢啦", "辛苦了", "辛苦", "辛苦啦", "赞", "顶", "哈哈", "哈哈哈", "呵呵", "ok", "okay", "k", "kk", "thanks", "thank you",
-    "thx", "ty", "lol", "+1 me too", "me too", "same", "same here", "got it", "noted", "np", "yw",
-    "老师辛苦了", "明白", "明白了", "了解", "知道了",
+    "+1", "+2", "+10086", "1", "111", "同问", "同求", "我也是", "我也一样", "我也遇到了", "一样", "同",
+    "收到", "收到了", "好的", "好滴", "好哒", "好", "嗯", "嗯嗯", "哦", "哦哦", "噢", "谢谢", "谢谢你",
+    "谢谢大家", "多谢", "感谢", "感谢感谢", "谢啦", "辛苦了", "辛苦", "辛苦啦", "赞", "顶", "哈哈", "哈哈哈",
+    "呵呵", "ok", "okay", "k", "kk", "thanks", "thank you", "thx", "ty", "lol", "+1 me too", "me too", "same",
+    "same here", "got it", "noted", "np", "yw", "老师辛苦了", "明白", "明白了", "了解", "知道了",
 )
+# fmt: on
 MAX_NOISE_CHARS = 40
 _PLACEHOLDER = r"\[[^\]\n]{1,12}\]"  # [图片] [image] [表情]
 _MENTION = r"@\S+"
@@ -94,6 +97,16 @@ def is_noise(text: str) -> bool:
     if len(stripped) > MAX_NOISE_CHARS:
         return False
     return _noise_pattern.fullmatch(stripped) is not None
+
+
+_ME_TOO = re.compile(
+    r"^\s*(?:\+1|同问|同求|我也是|我也一样|我也遇到|我也碰到|我这也|我这边也|一样的|me too|same here|same)", re.I
+)
+
+
+def is_me_too(text: str) -> bool:
+    """「+1 我也是 华为 mate60」, 「同问 vivo 也是」: someone joining another person's report."""
+    return bool(_ME_TOO.match(text))
 
 
 _QUESTION_WORDS_ZH = re.compile(

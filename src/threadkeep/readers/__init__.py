@@ -18,6 +18,18 @@ from threadkeep.model import ReadResult
 # Detection order matters: specific formats before generic ones (plain text last).
 READER_MODULES: tuple[str, ...] = (
     "bundle",
+    "slack",
+    "discord",
+    "telegram",
+    "whatsapp",
+    "wechat",
+    "irc",
+    "claude_code",
+    "codex_cli",
+    "gemini_cli",
+    "chatgpt",
+    "claude_ai",
+    "transcript",
 )
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import codecs
 import json
 from collections.abc import Iterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -80,12 +80,15 @@ def parse_time(value: Any, *, assume_utc: bool = False) -> datetime:
     if isinstance(value, bool):
         raise ValueError(f"time is a boolean ({value!r})")
     if isinstance(value, int | float):
-        return datetime.fromtimestamp(float(value), tz=timezone.utc)
+        try:
+            return datetime.fromtimestamp(float(value), tz=UTC)
+        except (OverflowError, OSError, ValueError) as error:
+            raise ValueError(f"time {value!r} is out of range") from error
     if not isinstance(value, str) or not value.strip():
         raise ValueError(f"time is not a string ({value!r})")
     moment = datetime.fromisoformat(value.strip())
     if moment.tzinfo is None:
         if not assume_utc:
             raise ValueError(f"time {value!r} has no UTC offset")
-        moment = moment.replace(tzinfo=timezone.utc)
+        moment = moment.replace(tzinfo=UTC)
     return moment

@@ -10,8 +10,18 @@ from threadkeep.readers._io import iter_json_lines, parse_time
 
 NAME = "bundle"
 KNOWN_FIELDS = frozenset(
-    {"messageId", "conversationRef", "senderRef", "sentAt", "type", "text", "quotedMessageId",
-     "mentionedRefs", "recalled", "editedAt"}
+    {
+        "messageId",
+        "conversationRef",
+        "senderRef",
+        "sentAt",
+        "type",
+        "text",
+        "quotedMessageId",
+        "mentionedRefs",
+        "recalled",
+        "editedAt",
+    }
 )
 
 
@@ -36,7 +46,7 @@ def parse_message(raw: Any, names: dict[str, str]) -> Message:
         raise ValueError("sentAt is missing")
     sent_at = parse_time(raw["sentAt"])
     kind = raw.get("type") or "text"
-    if kind not in MESSAGE_KINDS:
+    if not isinstance(kind, str) or kind not in MESSAGE_KINDS:
         raise ValueError(f"unknown type {kind!r}")
     text = raw.get("text") or ""
     if not isinstance(text, str):
@@ -101,7 +111,7 @@ def _read_conversations(folder: Path, skipped: list[Skip]) -> dict[str, Conversa
             skipped.append(Skip(str(path), number, "conversation needs a conversationRef string"))
             continue
         kind = raw.get("kind") or "group"
-        if kind not in CONVERSATION_KINDS:
+        if not isinstance(kind, str) or kind not in CONVERSATION_KINDS:
             skipped.append(Skip(str(path), number, f"unknown kind {kind!r}; read as 'group'"))
             kind = "group"
         ref = raw["conversationRef"]
@@ -134,7 +144,9 @@ def read(path: Path) -> ReadResult:
         seen.add(key)
         result.messages.append(message)
         if message.conversation not in conversations:
-            conversations[message.conversation] = Conversation(message.conversation, message.conversation, "group", NAME)
+            conversations[message.conversation] = Conversation(
+                message.conversation, message.conversation, "group", NAME
+            )
     # Sort by time, then file order (the spec's rule); sorted() is stable.
     result.messages.sort(key=lambda message: message.sent_at)
     result.conversations = list(conversations.values())

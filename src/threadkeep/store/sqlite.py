@@ -98,8 +98,20 @@ def _time(value: str | None) -> datetime | None:
 
 
 def _chunk_from_row(row: Sequence) -> Chunk:
-    (id_, source_type, source_ref, title, text, embedding_input, occurred_at, started_at, heading_path,
-     evidence_ids, resolution_state, media) = row
+    (
+        id_,
+        source_type,
+        source_ref,
+        title,
+        text,
+        embedding_input,
+        occurred_at,
+        started_at,
+        heading_path,
+        evidence_ids,
+        resolution_state,
+        media,
+    ) = row
     return Chunk(
         id=id_,
         source_type=source_type,
@@ -203,7 +215,9 @@ class SQLiteStore:
         stored = self._meta("embedder")
         if stored is None:
             with self._write():
-                self.db.execute("INSERT OR IGNORE INTO meta VALUES ('embedder', ?), ('embedder_dim', ?)", (name, str(dim)))
+                self.db.execute(
+                    "INSERT OR IGNORE INTO meta VALUES ('embedder', ?), ('embedder_dim', ?)", (name, str(dim))
+                )
             stored = self._meta("embedder")
         if stored != name:
             raise StoreError(
@@ -230,9 +244,20 @@ class SQLiteStore:
         ).fetchall()
         return [
             Message(
-                id=row[0], conversation=row[1], sender=row[2], sent_at=datetime.fromisoformat(row[3]), text=row[4],
-                kind=row[5], role=row[6], sender_name=row[7], reply_to=row[8], mentions=tuple(json.loads(row[9])),
-                recalled=bool(row[10]), edited_at=_time(row[11]), platform_thread=row[12], metadata=json.loads(row[13]),
+                id=row[0],
+                conversation=row[1],
+                sender=row[2],
+                sent_at=datetime.fromisoformat(row[3]),
+                text=row[4],
+                kind=row[5],
+                role=row[6],
+                sender_name=row[7],
+                reply_to=row[8],
+                mentions=tuple(json.loads(row[9])),
+                recalled=bool(row[10]),
+                edited_at=_time(row[11]),
+                platform_thread=row[12],
+                metadata=json.loads(row[13]),
             )
             for row in rows
         ]
@@ -270,16 +295,36 @@ class SQLiteStore:
                 "INSERT INTO conversations VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(ref) DO UPDATE SET "
                 "title = excluded.title, kind = excluded.kind, source_format = excluded.source_format, "
                 "metadata = excluded.metadata, content_hash = excluded.content_hash",
-                (ref, conversation.title, conversation.kind, conversation.source_format,
-                 json.dumps(conversation.metadata, ensure_ascii=False), content_hash),
+                (
+                    ref,
+                    conversation.title,
+                    conversation.kind,
+                    conversation.source_format,
+                    json.dumps(conversation.metadata, ensure_ascii=False),
+                    content_hash,
+                ),
             )
             self.db.executemany(
                 "INSERT INTO messages VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
-                    (ref, m.id, position, m.sender, m.sender_name, m.role, m.kind, m.sent_at.isoformat(), m.text,
-                     m.reply_to, json.dumps(m.mentions, ensure_ascii=False), int(m.recalled),
-                     m.edited_at.isoformat() if m.edited_at else None, m.platform_thread,
-                     json.dumps(m.metadata, ensure_ascii=False, default=str), thread_of.get(m.id))
+                    (
+                        ref,
+                        m.id,
+                        position,
+                        m.sender,
+                        m.sender_name,
+                        m.role,
+                        m.kind,
+                        m.sent_at.isoformat(),
+                        m.text,
+                        m.reply_to,
+                        json.dumps(m.mentions, ensure_ascii=False),
+                        int(m.recalled),
+                        m.edited_at.isoformat() if m.edited_at else None,
+                        m.platform_thread,
+                        json.dumps(m.metadata, ensure_ascii=False, default=str),
+                        thread_of.get(m.id),
+                    )
                     for position, m in enumerate(messages)
                 ],
             )
@@ -301,13 +346,21 @@ class SQLiteStore:
             cursor = self.db.execute(
                 "INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
-                    chunk.id, chunk.source_type, chunk.source_ref, chunk.title, chunk.text, chunk.embedding_input, key,
+                    chunk.id,
+                    chunk.source_type,
+                    chunk.source_ref,
+                    chunk.title,
+                    chunk.text,
+                    chunk.embedding_input,
+                    key,
                     None if vector is None else np.asarray(vector, dtype=np.float32).tobytes(),
-                    chunk.occurred_at.isoformat(), chunk.occurred_at.timestamp(),
+                    chunk.occurred_at.isoformat(),
+                    chunk.occurred_at.timestamp(),
                     chunk.started_at.isoformat() if chunk.started_at else None,
                     None if chunk.heading_path is None else json.dumps(chunk.heading_path, ensure_ascii=False),
                     None if chunk.evidence_ids is None else json.dumps(chunk.evidence_ids, ensure_ascii=False),
-                    chunk.resolution_state, int(chunk.has_unresolved_media),
+                    chunk.resolution_state,
+                    int(chunk.has_unresolved_media),
                 ),
             )
             if chunk.embedding_input:

@@ -11,10 +11,13 @@ from threadkeep.text import is_noise, is_question
 _CONFIRMED = re.compile(
     r"^(?:[@\S]*\s)?\s*(?:好了|可以了|行了|解决了|搞定|成功了|有效|管用|好使|ok了|正常了|恢复了|没问题了|能用了|能打开了|出来了)"
     r"|(?:好了|可以了|行了|解决了|搞定了?|成功了|有效果?|管用|好使了?|正常了|恢复了|没问题了|能用了)[!！。~～,，\s]*(?:谢谢|感谢|多谢|👍)?"
-    r"|\b(?:that|it|this)\s+(?:worked|works|fixed it|did it|did the trick)\b|\bworks now\b|\bfixed\b|\bsolved\b|\bresolved\b",
+    r"|\b(?:that|it|this)\s+(?:worked|works|fixed it|did it|did the trick)\b"
+    r"|\bworks now\b|\bfixed\b|\bsolved\b|\bresolved\b",
     re.IGNORECASE,
 )
-_DENIED = re.compile(r"还是不行|不行|没用|无效|没效果|不好使|还是一样|依旧|仍然|doesn'?t work|didn'?t work|still|not working", re.I)
+_DENIED = re.compile(
+    r"还是不行|不行|没用|无效|没效果|不好使|还是一样|依旧|仍然|doesn'?t work|didn'?t work|still|not working", re.I
+)
 
 
 def _is_confirmation(text: str) -> bool:

@@ -2,15 +2,19 @@
 
 For each utterance, strongest signal first:
 1. a quote joins the quoted message's thread (within the maximum span);
-2. an @mention / `nick:` joins the latest active thread the mentioned person took part in;
-3. a question that resembles no active thread opens a new thread;
-4. otherwise the active thread with the highest idf-weighted token overlap (at least
+2. an @mention / `nick:` joins the latest active thread of the mentioned person, or the
+   speaker's own thread when the speaker asked there and is calling someone in;
+3. a reply to whoever just addressed the speaker stays in that thread;
+4. a question that resembles no active thread opens a new thread;
+5. otherwise the active thread with the highest idf-weighted token overlap (at least
    `min_overlap`) is joined;
-5. failing that, a bare reaction ("+1", 收到) joins the latest active thread, a reply to
-   whoever just addressed the speaker, or the speaker going on with the thread they were
-   just in, stays in that thread; anything else opens a new one.
+6. failing that, a bare reaction ("+1", 收到, 「同问 vivo 也是」) joins the latest active thread;
+   a statement continues the speaker's recent thread (or the thread they asked in), or
+   answers a fresh unanswered question when the speaker is in no other thread;
+   anything else opens a new thread.
 
 A thread is active until it has been idle for `idle` and while it spans less than `max_span`.
+The gaps were chosen on the labelled sample corpus and IRC dev (benchmarks/thread_boundaries.py).
 """
 
 from __future__ import annotations
@@ -33,14 +37,18 @@ class ThreadSettings:
     min_overlap: float = 0.5
     question_max_overlap: float = 0.6
     recent_utterances: int = 4  # lexical overlap is measured against a thread's latest utterances
-    answer_gap: timedelta = timedelta(minutes=5)
-    continue_gap: timedelta = timedelta(minutes=5)
+    answer_gap: timedelta = timedelta(minutes=5)  # replying to whoever just addressed you
+    continue_gap: timedelta = timedelta(minutes=5)  # going on in the thread you just spoke in
+    starter_gap: timedelta = timedelta(minutes=30)  # an asker coming back to their own thread
+    unanswered_gap: timedelta = timedelta(minutes=2)  # a free speaker answering a fresh question
 
 
 @dataclass(slots=True)
 class _Open:
     started: datetime
     last: datetime
+    starter: str = ""
+    unanswered: bool = False  # a question nobody else has spoken to yet
     message_ids: list[str] = field(default_factory=list)
     recent_tokens: list[frozenset[str]] = field(default_factory=list)
 
@@ -75,6 +83,21 @@ def _overlap(tokens: frozenset[str], thread_tokens: set[str], idf: dict[str, flo
     return shared / smaller
 
 
+def _weak_signal(
+    utterance: Utterance, own: _Turn | None, active: list[_Open], settings: ThreadSettings
+) -> tuple[_Open | None, str | None]:
+    """Where a statement with no explicit or lexical signal most likely belongs."""
+    moment = utterance.start
+    if own is not None:
+        if moment - own.at <= settings.continue_gap:
+            return own.thread, own.message_id
+        if own.thread.starter == utterance.sender and moment - own.at <= settings.starter_gap:
+            return own.thread, own.message_id
+        return None, None
+    fresh = [thread for thread in active if thread.unanswered and moment - thread.last <= settings.unanswered_gap]
+    return (fresh[-1], None) if fresh else (None, None)
+
+
 def assign_threads(
     utterances: Sequence[Utterance], names: NameIndex, settings: ThreadSettings
 ) -> tuple[list[list[str]], dict[str, str]]:
@@ -97,6 +120,10 @@ def assign_threads(
         moment = utterance.start
         target: _Open | None = None
         parent: str | None = None
+        own = last_turn.get(utterance.sender)
+        own_active = own if own is not None and own.thread.accepts(moment, settings) else None
+        caller = addressed.get(utterance.sender)
+        mentioned = mentions_of(utterance.messages, names) - {utterance.sender}
 
         for quoted in utterance.quoted_ids:
             quoted_thread = thread_of.get(quoted)
@@ -104,13 +131,22 @@ def assign_threads(
                 target, parent = quoted_thread, quoted
                 break
 
-        mentioned = mentions_of(utterance.messages, names) - {utterance.sender}
         if target is None and mentioned:
             turns = [last_turn[ref] for ref in mentioned if ref in last_turn]
             turns = [turn for turn in turns if turn.thread.accepts(moment, settings)]
+            # An asker calling someone in ("@客服 在吗") brings them to the asker's own thread.
+            asker = own_active is not None and own_active.thread.starter == utterance.sender
+            if asker and moment - own_active.at <= settings.idle:
+                if not turns or max(turns, key=lambda turn: turn.at).thread is not own_active.thread:
+                    turns = [own_active]
+            elif not turns and own_active is not None:
+                turns = [own_active]
             if turns:
                 latest = max(turns, key=lambda turn: turn.at)
                 target, parent = latest.thread, latest.message_id
+
+        if target is None and not mentioned and usable(caller, moment, settings.answer_gap):
+            target, parent = caller.thread, caller.message_id
 
         if target is None:
             active = [thread for thread in threads[-64:] if thread.accepts(moment, settings)]
@@ -123,21 +159,18 @@ def assign_threads(
                 pass
             elif best is not None and best_score >= settings.min_overlap:
                 target = best
-            elif utterance.noise and active and not usable(last_turn.get(utterance.sender), moment, settings.idle):
+            elif (utterance.noise or utterance.me_too) and active and not usable(own, moment, settings.idle):
                 target = max(active, key=lambda thread: thread.last)
-            elif not mentioned:
-                caller = addressed.get(utterance.sender)
-                own = last_turn.get(utterance.sender)
-                if usable(caller, moment, settings.answer_gap):
-                    target, parent = caller.thread, caller.message_id
-                elif not utterance.question and usable(own, moment, settings.continue_gap):
-                    target, parent = own.thread, own.message_id
+            elif not mentioned and not utterance.question:
+                target, parent = _weak_signal(utterance, own_active, active, settings)
             if target is not None and parent is None:
                 parent = target.message_ids[-1]
 
         if target is None:
-            target = _Open(started=moment, last=moment)
+            target = _Open(started=moment, last=moment, starter=utterance.sender, unanswered=utterance.question)
             threads.append(target)
+        elif utterance.sender != target.starter:
+            target.unanswered = False
 
         previous_id = parent
         for message in utterance.messages:

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import re
-
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from threadkeep.model import Message
-from threadkeep.text import content_tokens, is_noise, is_question
+from threadkeep.text import content_tokens, is_me_too, is_noise, is_question
 
 _ADDRESSES = re.compile(r"^\s*@")
 
@@ -20,6 +19,7 @@ class Utterance:
     tokens: frozenset[str] = frozenset()
     question: bool = False
     noise: bool = False
+    me_too: bool = False  # 「+1 我也是 华为 mate60」: adds detail to someone else's report
     mentions: set[str] = field(default_factory=set)
 
     @property
@@ -68,4 +68,5 @@ def merge_utterances(messages: Iterable[Message], max_gap: timedelta) -> list[Ut
         utterance.tokens = frozenset(content_tokens(text))
         utterance.question = is_question(text)
         utterance.noise = all(is_noise(message.text) for message in utterance.messages)
+        utterance.me_too = is_me_too(text)
     return utterances

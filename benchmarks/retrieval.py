@@ -1,0 +1,97 @@
+"""Retrieval quality on the shared benchmarks (LoCoMo, LongMemEval), scored by `score_retrieval.py`.
+
+    python benchmarks/retrieval.py locomo
+    python benchmarks/retrieval.py longmemeval --limit 10
+    python benchmarks/retrieval.py locomo --embedder hash-256
+
+Each bundle is ingested into its own store (kept under runs/stores/ so a rerun
+reuses it), every query is searched in its scope with the clock set to the
+question date when the data gives one, a run file is written to runs/, and the
+scorer's table is printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+from threadkeep.api import KnowledgeBase
+from threadkeep.store import SearchFilters
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCH = ROOT.parent / "shared" / "bench"
+RUNS = ROOT / "runs"
+
+
+def question_time(query: dict) -> datetime | None:
+    if not query.get("question_date"):
+        return None
+    moment = datetime.fromisoformat(query["question_date"])
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("dataset", choices=["locomo", "longmemeval"])
+    parser.add_argument("--embedder", default=None)
+    parser.add_argument("--k", type=int, default=10)
+    parser.add_argument("--limit", type=int, default=0, help="only the first N queries")
+    parser.add_argument("--label", default="")
+    args = parser.parse_args()
+
+    queries = [json.loads(line) for line in (BENCH / args.dataset / "queries.jsonl").open(encoding="utf-8")]
+    if args.limit:
+        queries = queries[: args.limit]
+    label = args.label or f"{args.dataset}-{args.embedder or 'default'}"
+    stores = RUNS / "stores" / label
+    stores.mkdir(parents=True, exist_ok=True)
+    run_path = RUNS / f"{label}.jsonl"
+    opened: dict[str, KnowledgeBase] = {}
+    started = time.perf_counter()
+    search_seconds = 0.0
+    with run_path.open("w", encoding="utf-8") as run:
+        for query in queries:
+            scope = query["scope"]
+            bundle_name = scope.get("bundle", "bundle")
+            if bundle_name not in opened:
+                bundle = BENCH / args.dataset / ("bundles/" + bundle_name if "bundle" in scope else "bundle")
+                kb = KnowledgeBase.open(stores / f"{bundle_name}.db", args.embedder)
+                kb.ingest(bundle)
+                opened[bundle_name] = kb
+            kb = opened[bundle_name]
+            filters = SearchFilters(conversation=scope.get("conversationRef"))
+            tick = time.perf_counter()
+            hits = kb.search(query["question"], k=args.k, filters=filters, now=question_time(query))
+            search_seconds += time.perf_counter() - tick
+            retrieved = [list(hit.chunk.evidence_ids or ()) for hit in hits]
+            run.write(json.dumps({"qid": query["qid"], "retrieved": retrieved}) + "\n")
+    for kb in opened.values():
+        kb.close()
+    total = time.perf_counter() - started
+    print(
+        f"{label}: {len(queries)} queries, {total:.0f} s in all (ingest included), "
+        f"{1000 * search_seconds / max(len(queries), 1):.0f} ms per query; run file {run_path}"
+    )
+    subprocess.run(
+        [
+            sys.executable,
+            str(BENCH / "tools" / "score_retrieval.py"),
+            "--queries",
+            str(BENCH / args.dataset / "queries.jsonl"),
+            "--run",
+            str(run_path),
+            "--run-qids-only",
+            "--label",
+            label,
+        ],
+        check=True,
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,336 @@
+"""OpenAI Codex CLI rollouts: `~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`.
+
+Current files wrap every record as `{"timestamp", "type", "payload"}` with type
+`session_meta`, `turn_context`, `response_item` or `event_msg`. The conversation
+is in the `response_item` messages; `event_msg` repeats it for the UI and is only
+read when a file has no messages of its own. Older (2025) files start with a bare
+session object `{"id", "timestamp", "instructions"}` followed by unwrapped items
+without times, and the oldest are one JSON object `{"session", "items"}`.
+
+Codex sends the model its context as user messages (`<environment_context>`,
+`<user_instructions>`, AGENTS.md): those are not the human speaking.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from datetime import datetime
+from itertools import islice
+from pathlib import Path
+from typing import Any
+
+from threadkeep.model import Conversation, ReadResult, Skip
+from threadkeep.readers._io import decode, iter_json_lines, load_json, parse_time
+from threadkeep.transcript import Draft, file_time, finish_drafts, tool_line
+
+NAME = "codex_cli"
+HEAD_BYTES = 64 * 1024
+CONTEXT_PREFIXES = (
+    "<environment_context>",
+    "<user_instructions>",
+    "# AGENTS.md instructions for",
+    "<INSTRUCTIONS>",
+    "<permissions instructions>",
+)
+TEXT_BLOCKS = frozenset({"input_text", "output_text", "text"})
+TITLE_CHARS = 80
+MAX_DIR_FILES_CHECKED = 20
+
+_WRAPPED = re.compile(r'"type"\s*:\s*"(?:session_meta|response_item|event_msg|turn_context)"')
+_PAYLOAD = re.compile(r'"payload"\s*:\s*\{')
+_LEGACY = re.compile(r'"record_type"\s*:\s*"state"|"instructions"\s*:|"type"\s*:\s*"message"')
+_LEGACY_JSON = re.compile(r'"session"\s*:\s*\{')
+_CWD = re.compile(r"<cwd>(.*?)</cwd>", re.DOTALL)
+
+
+def _head(path: Path) -> str:
+    with path.open("rb") as handle:
+        return decode(handle.read(HEAD_BYTES), str(path))[0]
+
+
+def _is_rollout(path: Path) -> bool:
+    suffix = path.suffix.lower()
+    if suffix not in (".jsonl", ".json") or not path.is_file():
+        return False
+    try:
+        head = _head(path)
+    except OSError:
+        return False
+    if suffix == ".jsonl" and _WRAPPED.search(head) and _PAYLOAD.search(head) and '"sessionId"' not in head:
+        return True
+    if not path.name.startswith("rollout-"):
+        return False
+    if suffix == ".json":
+        return bool(_LEGACY_JSON.search(head))
+    return bool(_LEGACY.search(head))
+
+
+def _rollouts(folder: Path) -> Iterator[Path]:
+    return (p for p in folder.rglob("rollout-*") if p.suffix.lower() in (".jsonl", ".json"))
+
+
+def detect(path: Path) -> bool:
+    if path.is_dir():
+        try:
+            candidates = list(islice(_rollouts(path), MAX_DIR_FILES_CHECKED))
+        except OSError:
+            return False
+        return any(_is_rollout(candidate) for candidate in candidates)
+    return _is_rollout(path)
+
+
+def read(path: Path) -> ReadResult:
+    result = ReadResult(format=NAME)
+    if not path.is_dir():
+        _Rollout(path, result).read()
+        return result
+    for file in sorted(_rollouts(path)):
+        if _is_rollout(file):
+            _Rollout(file, result).read()
+        else:
+            result.skipped.append(Skip(str(file), None, "not a Codex rollout; left out"))
+    return result
+
+
+def _texts(content: Any) -> tuple[list[str], list[str]]:
+    """Text of a message's content blocks, and the media placeholders among them."""
+    if isinstance(content, str):
+        return [content], []
+    if not isinstance(content, list):
+        return [], []
+    texts: list[str] = []
+    media: list[str] = []
+    for block in content:
+        if isinstance(block, str):
+            texts.append(block)
+        elif isinstance(block, dict):
+            kind = block.get("type")
+            if isinstance(kind, str) and kind in TEXT_BLOCKS and isinstance(block.get("text"), str):
+                texts.append(block["text"])
+            elif kind == "input_image":
+                texts.append("[image]")
+                media.append("image")
+    return texts, media
+
+
+def _is_context(text: str) -> bool:
+    return text.lstrip().startswith(CONTEXT_PREFIXES)
+
+
+class _Rollout:
+    def __init__(self, path: Path, result: ReadResult) -> None:
+        self.path = path
+        self.file = str(path)
+        self.result = result
+        self.ref: str | None = None
+        self.started: datetime | None = None
+        self.metadata: dict[str, Any] = {"file": path.name}
+        self.model: str | None = None
+        self.drafts: list[Draft] = []
+        self.reply: Draft | None = None
+        self.event_drafts: list[Draft] = []
+        self.event_reply: Draft | None = None
+
+    def skip(self, line: int | None, reason: str) -> None:
+        self.result.skipped.append(Skip(self.file, line, reason))
+
+    def _time(self, value: Any, line: int | None) -> datetime | None:
+        if value is None:
+            return None
+        try:
+            return parse_time(value, assume_utc=True)
+        except (ValueError, TypeError, OverflowError, OSError) as error:
+            self.skip(line, f"bad timestamp ({error}); time taken from a neighbour")
+            return None
+
+    def read(self) -> None:
+        if self.path.suffix.lower() == ".json":
+            self._read_json()
+        else:
+            self._read_lines()
+        self._finish()
+
+    def _read_json(self) -> None:
+        data, problems = load_json(self.path)
+        self.result.skipped.extend(problems)
+        if data is None:
+            return
+        if not isinstance(data, dict):
+            self.skip(None, f"expected an object with session and items, got {type(data).__name__}")
+            return
+        if isinstance(data.get("session"), dict):
+            self._meta(data["session"], None)
+        items = data.get("items")
+        if not isinstance(items, list):
+            self.skip(None, "items is missing or not a list")
+            return
+        for index, item in enumerate(items):
+            if isinstance(item, dict):
+                self._item(item, None, None)
+            else:
+                self.skip(None, f"item {index} is {type(item).__name__}, not an object; left out")
+
+    def _read_lines(self) -> None:
+        first = True
+        for entry in iter_json_lines(self.path):
+            if isinstance(entry, Skip):
+                self.result.skipped.append(entry)
+                continue
+            number, raw = entry
+            is_first, first = first, False
+            if not isinstance(raw, dict):
+                self.skip(number, f"expected a JSON object, got {type(raw).__name__}")
+                continue
+            kind = raw.get("type")
+            if "payload" in raw and isinstance(kind, str):
+                self._wrapped(raw, kind, number)
+            elif "record_type" in raw:
+                self.result.ignore("state record")
+            elif is_first and "id" in raw and "timestamp" in raw and kind is None:
+                self._meta(raw, number)
+            elif isinstance(kind, str):
+                self._item(raw, None, number)
+            else:
+                self.skip(number, "record has neither a type nor a payload")
+
+    def _wrapped(self, raw: dict[str, Any], kind: str, number: int) -> None:
+        payload = raw["payload"]
+        if not isinstance(payload, dict):
+            self.skip(number, f"payload is {type(payload).__name__}, not an object")
+            return
+        if kind == "session_meta":
+            self._meta(payload, number)
+        elif kind == "turn_context":
+            if isinstance(payload.get("model"), str):
+                self.model = payload["model"]
+            self.result.ignore("turn_context")
+        elif kind == "response_item":
+            self._item(payload, self._time(raw.get("timestamp"), number), number)
+        elif kind == "event_msg":
+            self._event(payload, self._time(raw.get("timestamp"), number))
+        else:
+            self.result.ignore(kind)
+
+    def _meta(self, payload: dict[str, Any], number: int | None) -> None:
+        self.result.ignore("session_meta")
+        if self.ref is not None:
+            return  # a forked session repeats its parent's meta after its own
+        own = payload.get("id")
+        if isinstance(own, str) and own:
+            self.ref = own
+        self.started = self._time(payload.get("timestamp"), number)
+        for key in ("cwd", "cli_version", "originator", "source", "model_provider"):
+            if isinstance(payload.get(key), str) and payload[key]:
+                self.metadata[key] = payload[key]
+        git = payload.get("git")
+        if isinstance(git, dict):
+            for key, name in (("branch", "gitBranch"), ("commit_hash", "gitCommit")):
+                if isinstance(git.get(key), str) and git[key]:
+                    self.metadata[name] = git[key]
+
+    def _open_reply(self, sent_at: datetime | None, own_id: Any = None) -> Draft:
+        if self.reply is None:
+            # Only the first record's own id names the reply, so the id holds while the reply grows.
+            self.reply = Draft(id=own_id if isinstance(own_id, str) else "", role="assistant", sent_at=sent_at)
+            self.drafts.append(self.reply)
+        else:
+            self.reply.records += 1
+            self.reply.sent_at = self.reply.sent_at or sent_at
+        if self.model:
+            self.reply.metadata.setdefault("model", self.model)
+        return self.reply
+
+    def _item(self, payload: dict[str, Any], sent_at: datetime | None, number: int | None) -> None:
+        kind = payload.get("type")
+        if kind == "message":
+            self._message(payload, sent_at, number)
+        elif kind in ("function_call", "custom_tool_call"):
+            arguments = payload.get("arguments", payload.get("input"))
+            self._open_reply(sent_at).add(tool_line(payload.get("name"), arguments))
+        elif kind == "local_shell_call":
+            action = payload.get("action")
+            command = action.get("command") if isinstance(action, dict) else None
+            self._open_reply(sent_at).add(tool_line("shell", {"command": command}))
+        elif kind == "web_search_call":
+            action = payload.get("action")
+            query = action.get("query") if isinstance(action, dict) else None
+            self._open_reply(sent_at).add(tool_line("web_search", query))
+        else:
+            # reasoning, tool outputs, ghost snapshots...
+            self.result.ignore(str(kind) if isinstance(kind, str) else "untyped item")
+
+    def _message(self, payload: dict[str, Any], sent_at: datetime | None, number: int | None) -> None:
+        role = payload.get("role")
+        content = payload.get("content")
+        if not isinstance(content, str | list):
+            self.skip(number, f"message content is {type(content).__name__}, not text or blocks; left out")
+            return
+        texts, media = _texts(content)
+        if role == "assistant":
+            reply = self._open_reply(sent_at, payload.get("id"))
+            for text in texts:
+                reply.add(text)
+            for kind in media:
+                reply.note_media(kind)
+            return
+        if role != "user":
+            self.result.ignore(f"{role} message")
+            return
+        for text in texts:
+            cwd = _CWD.search(text) if text.lstrip().startswith("<environment_context>") else None
+            if cwd and "cwd" not in self.metadata:
+                self.metadata["cwd"] = cwd.group(1).strip()
+        human = [text for text in texts if text.strip() and not _is_context(text)]
+        if not human:
+            self.result.ignore("context message" if texts else "empty message")
+            return
+        draft = Draft(id="", role="user", sent_at=sent_at)
+        for text in human:
+            draft.add(text)
+        for kind in media:
+            draft.note_media(kind)
+        own = payload.get("id")
+        if isinstance(own, str) and own:
+            draft.id = own
+        self.drafts.append(draft)
+        self.reply = None
+
+    def _event(self, payload: dict[str, Any], sent_at: datetime | None) -> None:
+        self.result.ignore("event_msg")
+        kind = payload.get("type")
+        text = payload.get("message")
+        if not isinstance(text, str) or not text.strip():
+            return
+        if kind == "user_message" and not _is_context(text):
+            self.event_drafts.append(Draft(id="", role="user", sent_at=sent_at, parts=[text]))
+            self.event_reply = None
+        elif kind == "agent_message":
+            if self.event_reply is None:
+                self.event_reply = Draft(id="", role="assistant", sent_at=sent_at)
+                self.event_drafts.append(self.event_reply)
+            self.event_reply.add(text)
+
+    def _finish(self) -> None:
+        drafts = self.drafts
+        if not any(draft.role == "user" for draft in drafts) and self.event_drafts:
+            # Some builds only logged the UI events; they carry the same conversation.
+            drafts = self.event_drafts
+            self.metadata["read_from"] = "event_msg"
+        ref = self.ref or self.path.stem
+        for index, draft in enumerate(drafts):
+            if not draft.id:
+                draft.id = f"{ref}:{index}"
+        fallback = self.started or file_time(self.path)
+        messages = finish_drafts(drafts, ref, fallback, self.result)
+        if not messages:
+            return
+        self.result.messages.extend(messages)
+        if self.started:
+            self.metadata["started_at"] = self.started.isoformat()
+        first = next((m.text for m in messages if m.role == "user"), "")
+        title = first.strip().split("\n", 1)[0][:TITLE_CHARS] or ref
+        if not any(conversation.ref == ref for conversation in self.result.conversations):
+            self.result.conversations.append(
+                Conversation(ref=ref, title=title, kind="assistant", source_format=NAME, metadata=self.metadata)
+            )

@@ -1,0 +1,320 @@
+"""IRC logs: `[HH:MM] <nick> text`, irssi `HH:MM <nick> text`, weechat `YYYY-MM-DD HH:MM:SS<TAB>nick<TAB>text`.
+
+Decisions:
+- The date comes from the line when it has one (weechat, `[YYYY-MM-DD HH:MM]`),
+  else from the file name (`#chan.2004-11-15.log`), else from a `--- Log opened`
+  / `**** BEGIN LOGGING AT` line; `--- Day changed` lines move it on, and so does
+  a clock that goes backwards (midnight passed without a marker). With no date
+  anywhere it is 1970-01-01 and the conversation says so in `metadata["date"]`.
+  Times are read as UTC (IRC clients log the machine's clock; the zone is not
+  recorded), noted in `metadata["timezone"]`.
+- Joins, parts, quits, nick changes, modes, topics, notices and log markers are
+  platform events: system lines (log open/close markers are only counted).
+- `/me` actions (`* nick waves`) are the speaker's own words, so they stay member
+  messages (text `* nick waves`, `metadata["action"] = True`); only `* nick has
+  joined`-style event lines some clients print with a star are system lines.
+- `nick: text` / `nick, text` addressing a nick seen in the log -> `mentions`.
+- Sender ref = the nick without its mode prefix (`@`, `+`...); message id =
+  `<conversation>:<time>:<hash of nick and text>`; conversation ref =
+  `irc:<channel>` (from the file name, else a join line, else the file name).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta
+from pathlib import Path
+
+from threadkeep.model import Conversation, Message, ReadResult, Skip
+from threadkeep.readers._io import decode
+from threadkeep.readers.slack import read_text_or_skip
+
+NAME = "irc"
+
+_TIME = r"\d{1,2}:\d{2}(?::\d{2})?"
+BRACKETED = re.compile(r"^\[(?:(?P<date>\d{4}-\d{2}-\d{2})[ T])?(?P<time>" + _TIME + r")\]\s?(?P<rest>.*)$")
+BARE = re.compile(r"^(?P<time>" + _TIME + r")\s+(?P<rest>.*)$")
+WEECHAT = re.compile(r"^(?P<date>\d{4}-\d{2}-\d{2}) (?P<time>\d{2}:\d{2}:\d{2})\t(?P<prefix>[^\t]*)\t(?P<rest>.*)$")
+XCHAT = re.compile(r"^(?P<month>[A-Z][a-z]{2}) (?P<day>[ \d]\d) (?P<time>\d{2}:\d{2}:\d{2}) (?P<rest>.*)$")
+SPEECH = re.compile(r"^<[ @+%~&!]?(?P<nick>[^\s<>]+)>\s?(?P<text>.*)$")
+ACTION = re.compile(r"^\*\s(?P<nick>[^\s*]+)\s(?P<text>.*)$")
+# Event lines some clients print with a single star, which an action must not be mistaken for.
+STAR_EVENT = re.compile(
+    r"^\*\s(?:\S+\s(?:has (?:joined|left|quit)|is now known as|sets mode|has changed the topic|changes topic|"
+    r"has kicked)|Now talking on|Topic for|Disconnected|Connecting|Joins:|Parts:|Quits:|Mode )"
+)
+EVENT = re.compile(r"^(?:-!-|\*\*\*|-->|<--|--|=!=|\*\*|-\S+-)\s?")
+JOIN_CHANNEL = re.compile(r"has joined (?P<channel>[#&][^\s,]+)|Joins: .*? (?P<channel2>[#&][^\s,]+)")
+DAY_CHANGED = re.compile(r"^-{3}\s+Day changed\s+(?P<when>.+?)\s*$")
+LOG_OPENED = re.compile(
+    r"^(?:-{3}\s+Log (?P<kind>opened|closed)|\*{4}\s+(?P<xkind>BEGIN|ENDING) LOGGING AT)\s+"
+    r"(?P<when>.+?)\s*$"
+)
+FILE_DATE = re.compile(r"(?<!\d)(?P<year>(?:19|20)\d{2})-?(?P<month>[01]\d)-?(?P<day>[0-3]\d)(?!\d)")
+FILE_CHANNEL = re.compile(r"[#&][^\s.]+(?:\.[^\s.\d][^\s.]*)*")
+ADDRESS = re.compile(r"^(?P<nick>[^\s:,]{1,40})[:,]\s")
+MONTHS = {
+    name: number
+    for number, name in enumerate(
+        ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), start=1
+    )
+}
+HEAD_BYTES = 8192
+EPOCH_DAY = date(1970, 1, 1)
+
+
+@dataclass(slots=True)
+class _Line:
+    number: int
+    day: date | None  # a date the line itself carries
+    clock: time
+    sender: str  # "system" for events
+    text: str
+    action: bool = False
+
+
+def _clock(value: str) -> time:
+    pieces = [int(piece) for piece in value.split(":")]
+    return time(pieces[0], pieces[1], pieces[2] if len(pieces) > 2 else 0)
+
+
+def _when(value: str) -> date | None:
+    for pattern in ("%a %b %d %H:%M:%S %Y", "%a %b %d %Y", "%a, %d %b %Y", "%Y-%m-%d", "%a %b %d %H:%M:%S %Z %Y"):
+        try:
+            return datetime.strptime(value.strip(), pattern).date()
+        except ValueError:
+            continue
+    return None
+
+
+def _classify(rest: str) -> tuple[str, str, bool] | None:
+    """(sender, text, is_action) for what follows the timestamp; sender "system" for events."""
+    speech = SPEECH.match(rest)
+    if speech:
+        return speech.group("nick"), speech.group("text"), False
+    if STAR_EVENT.match(rest):
+        return "system", rest[2:].strip(), False
+    action = ACTION.match(rest)
+    if action:
+        return action.group("nick"), rest, True
+    if EVENT.match(rest):
+        return "system", EVENT.sub("", rest, count=1).strip(), False
+    return None
+
+
+def _parse(line: str) -> tuple[date | None, str, str] | None:
+    """(date on the line, clock, rest) for a timestamped line; None when it is not one."""
+    try:
+        return _parse_stamp(line)
+    except ValueError:  # a date like 2004-13-45
+        return None
+
+
+def _parse_stamp(line: str) -> tuple[date | None, str, str] | None:
+    found = WEECHAT.match(line)
+    if found:
+        prefix = found.group("prefix").strip()
+        rest = found.group("rest")
+        if prefix in ("-->", "<--", "--", "=!=", ""):
+            rest = f"-!- {rest}"
+        elif prefix == "*":
+            rest = f"* {rest}"
+        else:
+            rest = f"<{prefix}> {rest}"
+        return date.fromisoformat(found.group("date")), found.group("time"), rest
+    found = BRACKETED.match(line)
+    if found:
+        day = date.fromisoformat(found.group("date")) if found.group("date") else None
+        return day, found.group("time"), found.group("rest")
+    found = XCHAT.match(line)
+    if found and found.group("month") in MONTHS:
+        return None, found.group("time"), found.group("rest").replace("\t", " ", 1)
+    found = BARE.match(line)
+    if found:
+        return None, found.group("time"), found.group("rest")
+    return None
+
+
+def _head_lines(path: Path) -> list[str]:
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(HEAD_BYTES)
+    except OSError:
+        return []
+    if len(data) == HEAD_BYTES and b"\n" in data:
+        data = data[: data.rfind(b"\n") + 1]
+    text, _ = decode(data, str(path))
+    return [line.lstrip("\ufeff") for line in text.splitlines() if line.strip()]
+
+
+def detect(path: Path) -> bool:
+    if not path.is_file() or path.suffix.lower() not in (".log", ".txt", ""):
+        return False
+    lines = _head_lines(path)[:40]
+    if not lines:
+        return False
+    recognised = 0
+    speech = 0
+    for line in lines:
+        if DAY_CHANGED.match(line) or LOG_OPENED.match(line):
+            recognised += 1
+            continue
+        parsed = _parse(line)
+        if parsed is None:
+            continue
+        kind = _classify(parsed[2])
+        if kind is not None:
+            recognised += 1
+            speech += kind[0] != "system"
+    # Mostly IRC-shaped lines, and someone actually talking (not just a list of times).
+    return speech >= 1 and recognised * 10 >= len(lines) * 6
+
+
+def _file_date(path: Path) -> date | None:
+    found = FILE_DATE.search(path.name)
+    if not found:
+        return None
+    try:
+        return date(int(found.group("year")), int(found.group("month")), int(found.group("day")))
+    except ValueError:
+        return None
+
+
+def _channel(path: Path, lines: list[_Line]) -> str:
+    for name in (path.name, path.parent.name):
+        found = FILE_CHANNEL.search(name)
+        if found:
+            return found.group(0).removesuffix(".log").removesuffix(".txt")
+    for line in lines:
+        if line.sender == "system":
+            joined = JOIN_CHANNEL.search(line.text)
+            if joined:
+                return joined.group("channel") or joined.group("channel2")
+    stem = FILE_DATE.sub("", path.stem).strip(" ._-")
+    return stem or path.stem
+
+
+def _message_id(conversation: str, moment: datetime, sender: str, text: str, seen: dict[str, int]) -> str:
+    digest = hashlib.sha1(f"{sender}\n{text}".encode()).hexdigest()[:10]
+    base = f"{conversation}:{moment:%Y%m%dT%H%M%S}:{digest}"
+    seen[base] = seen.get(base, 0) + 1
+    return base if seen[base] == 1 else f"{base}-{seen[base]}"
+
+
+def _read_file(path: Path, result: ReadResult) -> None:
+    file = str(path)
+    text = read_text_or_skip(path, result.skipped)
+    if text is None:
+        return
+    if not text.strip("\ufeff \t\r\n"):
+        result.skipped.append(Skip(file, None, "file is empty"))
+        return
+    day = _file_date(path)
+    date_basis = "file name" if day else ""
+    lines: list[_Line] = []
+    markers: list[tuple[int, date]] = []  # (index into lines, day) from day-change / log-open lines
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.lstrip("\ufeff").rstrip("\r")
+        if not line.strip():
+            continue
+        marker = DAY_CHANGED.match(line) or LOG_OPENED.match(line)
+        if marker:
+            when = _when(marker.group("when"))
+            opening = marker.re is DAY_CHANGED or marker.group("kind") == "opened" or marker.group("xkind") == "BEGIN"
+            if when and opening:
+                markers.append((len(lines), when))
+            elif when is None:
+                result.skipped.append(Skip(file, number, f"date {marker.group('when')!r} not understood"))
+            result.ignore("irc log marker")
+            continue
+        parsed = _parse(line)
+        classified = _classify(parsed[2]) if parsed else None
+        if parsed is None or classified is None:
+            result.skipped.append(Skip(file, number, "not an IRC log line"))
+            continue
+        try:
+            clock = _clock(parsed[1])
+        except ValueError as error:
+            result.skipped.append(Skip(file, number, f"bad time {parsed[1]!r} ({error})"))
+            continue
+        sender, body, action = classified
+        lines.append(_Line(number, parsed[0], clock, sender, body, action))
+    if not lines:
+        result.skipped.append(Skip(file, None, "no IRC lines found"))
+        return
+    if day is None and markers:
+        day, date_basis = markers[0][1], "log opened / day changed line"
+    if day is None:
+        dated = next((line.day for line in lines if line.day), None)
+        if dated:
+            day, date_basis = dated, "dates on the lines"
+    if day is None:
+        day, date_basis = EPOCH_DAY, "unknown (no date in file name or log; 1970-01-01 assumed)"
+    channel = _channel(path, lines)
+    ref = f"irc:{channel}"
+    nicks = {line.sender.lower(): line.sender for line in lines if line.sender != "system"}
+    seen: dict[str, int] = {}
+    marker_at = dict(markers)
+    previous: datetime | None = None
+    rollovers = 0
+    for index, line in enumerate(lines):
+        if index in marker_at:
+            day = marker_at[index]
+        if line.day is not None:
+            day = line.day
+        moment = datetime.combine(day, line.clock, tzinfo=UTC)
+        if previous is not None and moment < previous and line.day is None and index not in marker_at:
+            # The clock went backwards with no marker: midnight passed.
+            day += timedelta(days=1)
+            rollovers += 1
+            moment = datetime.combine(day, line.clock, tzinfo=UTC)
+        previous = moment
+        system = line.sender == "system"
+        mentions: tuple[str, ...] = ()
+        if not system and not line.action:
+            addressed = ADDRESS.match(line.text)
+            if addressed and addressed.group("nick").lower() in nicks:
+                target = nicks[addressed.group("nick").lower()]
+                mentions = (target,) if target != line.sender else ()
+        metadata: dict[str, object] = {"line": line.number}
+        if line.action:
+            metadata["action"] = True
+        result.messages.append(
+            Message(
+                id=_message_id(ref, moment, line.sender, line.text, seen),
+                conversation=ref,
+                sender=line.sender,
+                sender_name="" if system else line.sender,
+                sent_at=moment,
+                text=line.text,
+                kind="system" if system else "text",
+                role="system" if system else "member",
+                mentions=mentions,
+                metadata=metadata,
+            )
+        )
+    speakers = {line.sender for line in lines if line.sender != "system"}
+    joins = any(JOIN_CHANNEL.search(line.text) or "Joins:" in line.text for line in lines if line.sender == "system")
+    # Only channels have joins; a query (private) log is two people and no events.
+    group = channel.startswith(("#", "&")) or len(speakers) > 2 or joins
+    metadata = {"date": date_basis, "timezone": "unknown (log times read as UTC)", "channel": channel}
+    if rollovers:
+        metadata["midnights_inferred"] = rollovers
+    result.conversations.append(Conversation(ref, channel, "group" if group else "direct", NAME, metadata))
+
+
+def read(path: Path) -> ReadResult:
+    result = ReadResult(format=NAME)
+    if path.is_dir():
+        # A folder of logs/pastes: every file in it that looks like one.
+        files = sorted(child for child in path.rglob("*") if child.is_file() and detect(child))
+        if not files:
+            result.skipped.append(Skip(str(path), None, "no IRC files found"))
+    else:
+        files = [path]
+    for file in files:
+        _read_file(file, result)
+    result.messages.sort(key=lambda message: message.sent_at)
+    return result

@@ -1,0 +1,435 @@
+"""WhatsApp chat `.txt` exports (`_chat.txt`, `WhatsApp Chat with X.txt`), Android and iOS, many locales.
+
+Android: `31/12/2023, 21:05 - Name: text`, `12/31/23, 9:05 PM - Name: text`,
+`31.12.23, 21:05 - Name: text`; iOS: `[31/12/2023, 21:05:33] Name: text`. Lines
+that do not start with a date continue the previous message.
+
+Decisions:
+- Day/month order is settled once per file: a first field above 12 makes it the
+  day; else a second field above 12 makes it the month; else a first field that
+  goes down between consecutive dates of one year is the day (months only go up);
+  else it is assumed: month first for 12-hour clocks (US phones), day first
+  otherwise (most of the world). Conversation metadata says which and why.
+- Times are the phone's wall clock with no zone. They are stored as if UTC and
+  the conversation says `metadata["timezone"] = "unknown (local time read as UTC)"`;
+  `read(path)` takes no zone argument, and guessing one from the locale would be
+  worse than saying plainly that it is not known.
+- Lines with no `Name:` (encryption notice, joins, subject changes), and iOS lines
+  whose text starts with U+200E (how iOS marks events, which it files under the
+  chat's name) become system lines with sender "system".
+- There are no platform ids: sender ref = the name as shown; message id =
+  `<conversation>:<time>:<hash of sender and text>` (stable across re-exports);
+  conversation ref = `whatsapp:<chat name>` (from the file or folder name, or
+  iOS's first event line). More than two people speaking makes it a group.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import re
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path, PurePosixPath
+
+from threadkeep.model import Conversation, Message, ReadResult, Skip
+from threadkeep.readers._io import decode
+from threadkeep.readers.slack import read_text_or_skip
+
+NAME = "whatsapp"
+
+MARKS = "\ufeff\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+_DATE = r"(?P<date>\d{1,4}(?P<sep>[./-])\s?\d{1,2}(?P=sep)\s?\d{1,4})"
+_MERIDIEM = r"(?P<ampm>[ap]\.?[\s\u202f\u00a0]?m\.?)"
+_PREFIX_MERIDIEM = r"(?P<pre>上午|下午|午前|午後|오전|오후)"
+_TIME = r"(?P<time>\d{1,2}[:.]\d{2}(?:[:.]\d{2})?)"
+# Between date and time: a comma and/or spaces, sometimes a word ("klo", "um", "à").
+_CORE = (
+    _DATE
+    + r"\.?,?[\s\u202f\u00a0]+(?:[^\d\s\]\-]{1,4}[\s\u202f\u00a0]+)?"
+    + _PREFIX_MERIDIEM
+    + r"?"
+    + _TIME
+    + r"(?:[\s\u202f\u00a0]*"
+    + _MERIDIEM
+    + r")?"
+)
+IOS_LINE = re.compile(r"^\[" + _CORE + r"\][\s\u202f\u00a0]?(?P<rest>.*)$", re.IGNORECASE)
+ANDROID_LINE = re.compile(r"^" + _CORE + r"[\s\u202f\u00a0]+[-–—][\s\u202f\u00a0](?P<rest>.*)$", re.IGNORECASE)
+
+TITLE_PATTERNS = (
+    re.compile(r"^WhatsApp[- ]Chat\s+(?:with|mit|-|met|med|z)\s+(?P<title>.+)$", re.IGNORECASE),
+    re.compile(
+        r"^(?:Chat de WhatsApp con|Discussion WhatsApp avec|Conversa do WhatsApp com|Chat WhatsApp con)\s+"
+        r"(?P<title>.+)$",
+        re.IGNORECASE,
+    ),
+)
+MEDIA_OMITTED = re.compile(
+    r"^<(?:Media omitted|Medien ausgelassen|Multimedia omitido|Médias omis|Mídia oculta|Media omessi|"
+    r"Media weggelaten)>$",
+    re.IGNORECASE,
+)
+IOS_OMITTED = re.compile(
+    r"^(?P<what>image|video|audio|sticker|GIF|document|Contact card|Bild|Audio|Sticker|Dokument)\s"
+    r"(?:omitted|weggelassen)$",
+    re.IGNORECASE,
+)
+ATTACHED_IOS = re.compile(r"^<(?:attached|angehängt|adjunto|pièce jointe|anexado|allegato):\s*(?P<name>[^>]+)>")
+ATTACHED_ANDROID = re.compile(
+    r"^(?P<name>\S[^\n]*?\.\w{1,5}) \((?:file attached|Datei angehängt|archivo adjunto|fichier joint|"
+    r"arquivo anexado|file allegato)\)"
+)
+DELETED = re.compile(
+    r"^(?:This message was deleted|You deleted this message|Diese Nachricht wurde gelöscht|"
+    r"Du hast diese Nachricht gelöscht|Se eliminó este mensaje|Eliminaste este mensaje|"
+    r"Ce message a été supprimé|Vous avez supprimé ce message|Questo messaggio è stato eliminato|"
+    r"Hai eliminato questo messaggio|Essa mensagem foi apagada|Você apagou esta mensagem)\.?$",
+    re.IGNORECASE,
+)
+EDITED = re.compile(
+    r"[\s\u200e]*<(?:This message was edited|Diese Nachricht wurde bearbeitet|Se editó este mensaje|"
+    r"Ce message a été modifié)>$",
+    re.IGNORECASE,
+)
+OMITTED_KINDS = {
+    "image": "image",
+    "bild": "image",
+    "sticker": "image",
+    "gif": "video",
+    "video": "video",
+    "audio": "voice",
+}
+MENTION_ISOLATED = re.compile("@\u2068([^\u2069\n]{1,80})\u2069")
+NAME_LIMIT = 80
+HEAD_BYTES = 8192
+TIMEZONE_NOTE = "unknown (local time read as UTC)"
+
+
+@dataclass(slots=True)
+class _Raw:
+    line: int
+    date: str
+    time: str
+    ampm: str
+    rest: str
+    continuation: list[str] = field(default_factory=list)
+
+
+def _clean(line: str) -> str:
+    return line.lstrip(MARKS)
+
+
+def _match(line: str) -> re.Match[str] | None:
+    cleaned = _clean(line)
+    return IOS_LINE.match(cleaned) or ANDROID_LINE.match(cleaned)
+
+
+def _head_lines(path: Path) -> list[str]:
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(HEAD_BYTES)
+    except OSError:
+        return []
+    if len(data) == HEAD_BYTES and b"\n" in data:
+        data = data[: data.rfind(b"\n") + 1]
+    text, _ = decode(data, str(path))
+    return [line for line in text.splitlines() if line.strip(MARKS + " \t")]
+
+
+def _is_chat_file(path: Path) -> bool:
+    if path.suffix.lower() != ".txt":
+        return False
+    lines = _head_lines(path)[:30]
+    # Every WhatsApp export starts with a dated line; most following lines are dated too.
+    return (
+        bool(lines)
+        and _match(lines[0]) is not None
+        and sum(_match(line) is not None for line in lines) * 3 >= len(lines)
+    )
+
+
+def _chat_files(folder: Path) -> list[Path]:
+    return sorted(
+        child
+        for child in folder.iterdir()
+        if child.is_file() and (child.name == "_chat.txt" or _title_from(child.stem)) and _is_chat_file(child)
+    )
+
+
+def detect(path: Path) -> bool:
+    if path.is_file():
+        return _is_chat_file(path)
+    if path.is_dir():
+        try:
+            return bool(_chat_files(path))
+        except OSError:
+            return False
+    return False
+
+
+def _title_from(name: str) -> str:
+    for pattern in TITLE_PATTERNS:
+        found = pattern.match(name.strip())
+        if found:
+            return found.group("title").strip()
+    return ""
+
+
+def _date_parts(date: str) -> list[int]:
+    return [int(part) for part in re.split(r"[./-]\s?", date)]
+
+
+def _date_order(raws: list[_Raw]) -> tuple[str, str]:
+    """("DMY" | "MDY" | "YMD", why) for the whole file."""
+    dates = [_date_parts(raw.date) for raw in raws]
+    if dates and all(len(str(parts[0])) == 4 or parts[0] > 31 for parts in dates):
+        return "YMD", "year first"
+    if any(parts[0] > 12 for parts in dates):
+        return "DMY", "a first field above 12"
+    if any(parts[1] > 12 for parts in dates):
+        return "MDY", "a second field above 12"
+    for before, after in itertools.pairwise(dates):
+        if before[2] == after[2] and after[0] < before[0]:
+            return "DMY", "the first field went down within a year"
+        if before[2] == after[2] and after[1] < before[1]:
+            return "MDY", "the second field went down within a year"
+    if any(raw.ampm for raw in raws):
+        return "MDY", "assumed: 12-hour clock, as on US-locale phones"
+    return "DMY", "assumed: day first, as in most locales"
+
+
+def _moment(raw: _Raw, order: str) -> datetime:
+    parts = _date_parts(raw.date)
+    if order == "YMD":
+        year, month, day = parts
+    elif order == "MDY":
+        month, day, year = parts
+    else:
+        day, month, year = parts
+    if year < 100:
+        year += 2000
+    pieces = [int(piece) for piece in re.split(r"[:.]", raw.time)]
+    hour, minute = pieces[0], pieces[1]
+    second = pieces[2] if len(pieces) > 2 else 0
+    meridiem = raw.ampm.lower().replace(".", "").replace(" ", "").replace("\u202f", "").replace("\u00a0", "")
+    if meridiem in ("am", "上午", "午前", "오전") and hour == 12:
+        hour = 0
+    elif meridiem in ("pm", "下午", "午後", "오후") and hour < 12:
+        hour += 12
+    return datetime(year, month, day, hour, minute, second, tzinfo=UTC)
+
+
+def _split(rest: str) -> tuple[str, str] | None:
+    """(sender, text) when the line is someone speaking; None for a system line."""
+    name, colon, text = rest.partition(": ")
+    if not colon:
+        if rest.endswith(":") and 0 < len(rest) <= NAME_LIMIT:
+            return rest[:-1], ""  # a message whose text starts on the next line
+        return None
+    # Names do not hold quotes; "X changed the subject to "a: b"" does.
+    if not name.strip() or len(name) > NAME_LIMIT or any(quote in name for quote in '"“”«»„'):
+        return None
+    return name.strip(MARKS + " "), text
+
+
+def _attachment_kind(file_name: str) -> str:
+    upper = file_name.upper()
+    for marker, kind in (
+        ("PHOTO", "image"),
+        ("IMG-", "image"),
+        ("STICKER", "image"),
+        ("STK-", "image"),
+        ("VIDEO", "video"),
+        ("VID-", "video"),
+        ("GIF", "video"),
+        ("AUDIO", "voice"),
+        ("PTT-", "voice"),
+        ("AUD-", "voice"),
+    ):
+        if marker in upper:
+            return kind
+    suffix = PurePosixPath(file_name.lower()).suffix
+    if suffix in (".jpg", ".jpeg", ".png", ".webp", ".heic", ".gif"):
+        return "image"
+    if suffix in (".mp4", ".mov", ".3gp"):
+        return "video"
+    if suffix in (".opus", ".ogg", ".m4a", ".aac", ".mp3"):
+        return "voice"
+    return "file"
+
+
+def _media(text: str) -> tuple[str, str]:
+    """(kind, text with the media placeholder rewritten) or ("", text)."""
+    first, _, caption = text.partition("\n")
+    head = _clean(first).strip()
+    placeholder = ""
+    kind = ""
+    attached = ATTACHED_IOS.match(head) or ATTACHED_ANDROID.match(head)
+    if attached:
+        name = attached.group("name").strip()
+        kind = _attachment_kind(name)
+        placeholder = f"[{kind}] {name}"
+        rest = head[attached.end() :].strip()
+        caption = "\n".join(part for part in (rest, caption) if part)
+    elif MEDIA_OMITTED.match(head):
+        kind, placeholder = "file", "[file] (media omitted)"
+    else:
+        omitted = IOS_OMITTED.match(head)
+        if omitted:
+            kind = OMITTED_KINDS.get(omitted.group("what").lower(), "file")
+            placeholder = f"[{kind}] ({omitted.group('what').lower()} omitted)"
+    if not kind:
+        return "", text
+    return kind, "\n".join(part for part in (placeholder, caption) if part)
+
+
+def _message_id(conversation: str, moment: datetime, sender: str, text: str, seen: dict[str, int]) -> str:
+    digest = hashlib.sha1(f"{sender}\n{text}".encode()).hexdigest()[:10]
+    base = f"{conversation}:{moment:%Y%m%dT%H%M%S}:{digest}"
+    seen[base] = seen.get(base, 0) + 1
+    return base if seen[base] == 1 else f"{base}-{seen[base]}"
+
+
+def _parse_lines(text: str, file: str, skipped: list[Skip]) -> list[_Raw]:
+    raws: list[_Raw] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        found = _match(line)
+        if found:
+            raws.append(
+                _Raw(
+                    number,
+                    found.group("date"),
+                    found.group("time"),
+                    found.group("ampm") or found.group("pre") or "",
+                    found.group("rest"),
+                )
+            )
+        elif raws:
+            raws[-1].continuation.append(line)
+        elif line.strip(MARKS + " \t"):
+            skipped.append(Skip(file, number, "text before the first dated line"))
+    return raws
+
+
+def _title(path: Path, raws: list[_Raw]) -> str:
+    title = _title_from(path.stem) or _title_from(path.parent.name)
+    if title:
+        return title
+    if raws:
+        # iOS files its first event (the encryption notice) under the chat's own name.
+        first = raws[0].rest
+        name, colon, body = first.partition(": ")
+        if colon and body.startswith("\u200e") and len(name) <= NAME_LIMIT:
+            return name.strip(MARKS + " ")
+    return path.stem if path.stem != "_chat" else path.parent.name or "chat"
+
+
+@dataclass(slots=True)
+class _Draft:
+    line: int
+    moment: datetime
+    sender: str  # "system" for platform events
+    text: str
+    kind: str = "text"
+    recalled: bool = False
+    edited: bool = False
+
+
+def _draft(raw: _Raw, moment: datetime) -> _Draft:
+    body = "\n".join([raw.rest, *raw.continuation])
+    spoken = _split(raw.rest)
+    if spoken is None:
+        return _Draft(raw.line, moment, "system", _clean(body).strip(), "system")
+    sender, first = spoken
+    body = "\n".join([first, *raw.continuation]).strip("\n") if raw.continuation else first
+    kind, body = _media(body)
+    cleaned = _clean(body).strip()
+    recalled = bool(DELETED.match(cleaned))
+    if body.startswith("\u200e") and not kind and not recalled:
+        return _Draft(raw.line, moment, "system", cleaned, "system")
+    edited = EDITED.search(body)
+    if edited:
+        body = body[: edited.start()]
+    return _Draft(
+        raw.line, moment, sender, cleaned if recalled or kind else body, kind or "text", recalled, edited is not None
+    )
+
+
+def _mentions(text: str, names: list[str]) -> tuple[str, tuple[str, ...]]:
+    """`@Name` (newer exports wrap it in U+2068/U+2069) -> sender refs; the isolates are dropped from the text."""
+    found: list[str] = []
+    text = MENTION_ISOLATED.sub(lambda match: "@" + match.group(1), text)
+    lowered = text.lower()
+    start = lowered.find("@")
+    while start != -1:
+        after = lowered[start + 1 :]
+        for name in names:
+            if after.startswith(name.lower()) and name not in found:
+                found.append(name)
+                break
+        start = lowered.find("@", start + 1)
+    return text, tuple(found)
+
+
+def _read_file(path: Path, result: ReadResult) -> None:
+    file = str(path)
+    text = read_text_or_skip(path, result.skipped)
+    if text is None:
+        return
+    if not text.strip(MARKS + " \t\r\n"):
+        result.skipped.append(Skip(file, None, "file is empty"))
+        return
+    raws = _parse_lines(text, file, result.skipped)
+    if not raws:
+        result.skipped.append(Skip(file, None, "no dated WhatsApp lines found"))
+        return
+    order, basis = _date_order(raws)
+    title = _title(path, raws)
+    ref = f"whatsapp:{title}"
+    drafts: list[_Draft] = []
+    for raw in raws:
+        try:
+            moment = _moment(raw, order)
+        except ValueError as error:
+            lost = f" and its {len(raw.continuation)} continuation lines" if raw.continuation else ""
+            result.skipped.append(Skip(file, raw.line, f"bad date/time {raw.date} {raw.time} ({error}){lost}"))
+            continue
+        drafts.append(_draft(raw, moment))
+    senders = sorted({draft.sender for draft in drafts if draft.kind != "system"}, key=len, reverse=True)
+    seen: dict[str, int] = {}
+    for draft in drafts:
+        system = draft.kind == "system"
+        body, mentions = (draft.text, ()) if system else _mentions(draft.text, senders)
+        metadata: dict[str, object] = {"line": draft.line}
+        if draft.edited:
+            metadata["edited"] = True
+        result.messages.append(
+            Message(
+                id=_message_id(ref, draft.moment, draft.sender, body, seen),
+                conversation=ref,
+                sender=draft.sender,
+                sender_name="" if system else draft.sender,
+                sent_at=draft.moment,
+                text=body,
+                kind=draft.kind,
+                role="system" if system else "member",
+                mentions=tuple(name for name in mentions if name != draft.sender),
+                recalled=draft.recalled,
+                metadata=metadata,
+            )
+        )
+    metadata = {"timezone": TIMEZONE_NOTE, "date_order": order, "date_order_basis": basis, "file": path.name}
+    kind = "group" if len(senders) > 2 else "direct"
+    result.conversations.append(Conversation(ref, title, kind, NAME, metadata))
+
+
+def read(path: Path) -> ReadResult:
+    result = ReadResult(format=NAME)
+    files = [path] if path.is_file() else _chat_files(path) if path.is_dir() else []
+    if not files:
+        result.skipped.append(Skip(str(path), None, "no WhatsApp chat .txt files found"))
+    for file in files:
+        _read_file(file, result)
+    result.messages.sort(key=lambda message: message.sent_at)
+    return result

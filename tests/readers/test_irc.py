@@ -1,0 +1,108 @@
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from threadkeep.readers import detect_format, irc, read_path
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "irc"
+IRSSI = FIXTURES / "#python.2004-11-15.log"
+WEECHAT = FIXTURES / "weechat.log"
+UNDATED = FIXTURES / "notes.log"
+
+
+def test_detects_irc_logs_but_not_other_text():
+    for path in (IRSSI, WEECHAT, UNDATED):
+        assert detect_format(path).NAME == "irc", path
+    fixtures = FIXTURES.parent
+    for path in (
+        fixtures / "whatsapp" / "WhatsApp Chat with Project Team.txt",
+        fixtures / "whatsapp" / "WhatsApp Chat - Familie" / "_chat.txt",
+        fixtures / "wechat" / "项目群.txt",
+        fixtures / "wechat" / "direct_utf8_bom.txt",
+    ):
+        assert not irc.detect(path), path
+
+
+def test_irssi_log_with_day_change():
+    result = read_path(IRSSI)
+    (conversation,) = result.conversations
+    assert (conversation.ref, conversation.title, conversation.kind) == ("irc:#python", "#python", "group")
+    assert conversation.metadata["date"] == "file name"
+    assert len(result.messages) == 8
+    speakers = [message.sender for message in result.messages if not message.is_system]
+    assert speakers == ["alice", "bob", "alice", "chen", "alice"]
+    first, last = result.messages[0], result.messages[-1]
+    assert (first.kind, first.role) == ("system", "system")
+    assert first.text == "alice [~alice@host.example.org] has joined #python"
+    assert first.sent_at == datetime(2004, 11, 15, 23, 50, tzinfo=UTC)
+    assert (last.text, last.is_system) == ("chen is now known as chenwei", True)
+    assert last.sent_at == datetime(2004, 11, 16, 0, 7, tzinfo=UTC)
+    assert result.ignored == {"irc log marker": 3}
+    assert result.skipped == []
+
+
+def test_addressing_actions_and_mode_prefixes():
+    messages = read_path(IRSSI).messages
+    bob = messages[2]
+    assert (bob.sender, bob.text, bob.mentions) == ("bob", "alice: probably the lock, check the migration", ("alice",))
+    action = messages[3]
+    assert (action.sender, action.kind, action.text, action.metadata["action"]) == (
+        "alice",
+        "text",
+        "* alice checks the migration",
+        True,
+    )
+    chen = messages[4]
+    assert (chen.sender, chen.text, chen.mentions) == ("chen", "bob, 我也遇到过", ("bob",))
+    thanks = messages[5]
+    assert thanks.mentions == ("bob",)
+    assert thanks.sent_at == datetime(2004, 11, 16, 0, 5, tzinfo=UTC)
+
+
+def test_weechat_lines_carry_their_dates():
+    result = read_path(WEECHAT)
+    (conversation,) = result.conversations
+    assert (conversation.ref, conversation.metadata["date"]) == ("irc:#ops", "dates on the lines")
+    assert [message.sender for message in result.messages] == ["system", "alice", "bob", "alice", "system", "system"]
+    assert result.messages[1].text == "is prod down?"
+    assert result.messages[2].mentions == ("alice",)
+    assert result.messages[2].sent_at == datetime(2023, 5, 1, 9, 2, 30, tzinfo=UTC)
+    assert result.messages[3].metadata["action"] is True
+    assert result.messages[-1].text == "bob (~bob@host.example.org) has quit (Ping timeout)"
+
+
+def test_undated_log_says_so_and_rolls_over_midnight():
+    result = read_path(UNDATED)
+    (conversation,) = result.conversations
+    assert conversation.metadata["date"].startswith("unknown")
+    assert conversation.metadata["midnights_inferred"] == 1
+    assert conversation.kind == "group"  # joins happen in channels
+    assert len(result.messages) == 5
+    assert result.messages[0].sent_at == datetime(1970, 1, 1, 9, 0, tzinfo=UTC)
+    assert result.messages[1].mentions == ("dave",)
+    assert result.messages[2].is_system and result.messages[2].text.startswith("Joins: frank")
+    assert result.messages[-1].sent_at == datetime(1970, 1, 2, 0, 1, tzinfo=UTC)
+    assert [(skip.line, skip.reason) for skip in result.skipped] == [
+        (6, "not an IRC log line"),
+        (7, "bad time '25:99' (hour must be in 0..23)"),
+    ]
+
+
+def test_address_to_unknown_nick_is_not_a_mention(tmp_path: Path):
+    path = tmp_path / "2024-03-01.log"
+    path.write_text("[10:00] <ann> note: deploys are frozen\n[10:01] <bob> ann: ok\n", encoding="utf-8")
+    result = read_path(path)
+    assert [message.mentions for message in result.messages] == [(), ("ann",)]
+    assert result.messages[0].sent_at == datetime(2024, 3, 1, 10, 0, tzinfo=UTC)
+    assert result.conversations[0].kind == "direct"
+
+
+@pytest.mark.parametrize("content", [b"", b"\xef\xbb\xbf\n\n"])
+def test_empty_files(tmp_path: Path, content: bytes):
+    path = tmp_path / "empty.log"
+    path.write_bytes(content)
+    assert not irc.detect(path)
+    assert irc.read(path).skipped[0].reason == "file is empty"

@@ -1,0 +1,149 @@
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from threadkeep.readers import detect_format, read_path, telegram
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "telegram"
+CHAT = FIXTURES / "ChatExport_2024-02-01"
+
+
+@pytest.fixture(scope="module")
+def result():
+    return read_path(CHAT)
+
+
+def by_id(result):
+    return {message.id: message for message in result.messages}
+
+
+def test_detects_single_chat_account_and_folder():
+    assert detect_format(CHAT).NAME == "telegram"
+    assert detect_format(CHAT / "result.json").NAME == "telegram"
+    assert detect_format(FIXTURES / "account" / "result.json").NAME == "telegram"
+    assert not telegram.detect(FIXTURES.parent / "discord" / "dm.json")
+    assert not telegram.detect(FIXTURES.parent / "slack" / "workspace" / "channels.json")
+
+
+def test_counts_speakers_first_and_last(result):
+    assert len(result.messages) == 11
+    (conversation,) = result.conversations
+    assert (conversation.ref, conversation.title, conversation.kind) == ("1712345678", "Backend Team", "group")
+    speakers = {(message.sender, message.sender_name) for message in result.messages if not message.is_system}
+    assert speakers == {("user1001", "Alice Archer"), ("user1002", "Bob Builder"), ("user1003", "陈伟")}
+    first = result.messages[0]
+    assert (first.kind, first.role, first.sender) == ("system", "system", "user1001")
+    assert first.text == "Alice Archer invite members Bob Builder, 陈伟"
+    assert first.sent_at == datetime(2024, 2, 1, 8, 55, tzinfo=UTC)
+    # The one message with only the offset-less local `date` is read as UTC and flagged, so it sorts last.
+    last = result.messages[-1]
+    assert last.text == "Old export without unixtime"
+    assert last.sent_at == datetime(2024, 2, 1, 12, 40, tzinfo=UTC)
+    assert last.metadata["time_zone_unknown"] is True
+
+
+def test_unixtime_wins_over_local_date(result):
+    message = by_id(result)["1712345678:2"]
+    # `date` says 12:00 (Moscow wall clock); date_unixtime says 09:00 UTC.
+    assert message.sent_at == datetime(2024, 2, 1, 9, 0, tzinfo=UTC)
+    assert message.sent_at.tzinfo is not None
+
+
+def test_entities_mentions_and_links(result):
+    message = by_id(result)["1712345678:2"]
+    assert message.text == (
+        "The staging deploy fails on migrations, @Bob Builder and @chenwei see the build log "
+        "(https://ci.example.com/build/88)"
+    )
+    assert message.mentions == ("user1002",)
+    assert message.metadata["mentioned_usernames"] == ["chenwei"]
+
+
+def test_replies_and_edits(result):
+    messages = by_id(result)
+    reply = messages["1712345678:3"]
+    assert reply.reply_to == "1712345678:2"
+    assert reply.edited_at == datetime(2024, 2, 1, 9, 3, tzinfo=UTC)
+    assert "reply_to_missing" not in reply.metadata
+    orphan = messages["1712345678:6"]
+    assert (orphan.reply_to, orphan.metadata["reply_to_missing"]) == ("1712345678:999", True)
+    cjk = messages["1712345678:13"]
+    assert (cjk.text, cjk.reply_to) == ("好的，我把超时调到十分钟", "1712345678:3")
+
+
+def test_media_placeholders(result):
+    messages = by_id(result)
+    assert (messages["1712345678:4"].kind, messages["1712345678:4"].text) == (
+        "image",
+        "[image] photo_1@01-02-2024_12-05-00.jpg\n截图：迁移卡在第三步",
+    )
+    assert (messages["1712345678:5"].kind, messages["1712345678:5"].text) == (
+        "voice",
+        "[voice] audio_1@01-02-2024_12-10-00.ogg",
+    )
+    assert (messages["1712345678:7"].kind, messages["1712345678:7"].text) == ("image", "[image] sticker 👍")
+
+
+def test_forum_topic_becomes_platform_thread(result):
+    messages = by_id(result)
+    assert messages["1712345678:8"].is_system
+    in_topic = messages["1712345678:9"]
+    assert (in_topic.platform_thread, in_topic.reply_to) == ("8", None)
+
+
+def test_bad_records_are_skipped(result):
+    reasons = [skip.reason for skip in result.skipped]
+    assert reasons == [
+        "chat 1712345678 message 10: from_id is missing",
+        "chat 1712345678 message 11: expected an object, got str",
+        "chat 1712345678 message 12: text is int, expected a string or a list",
+    ]
+
+
+def test_account_export_reads_chats_and_left_chats():
+    result = read_path(FIXTURES / "account")
+    kinds = {conversation.ref: (conversation.title, conversation.kind) for conversation in result.conversations}
+    assert kinds == {
+        "1002": ("Bob Builder", "direct"),
+        "1001": ("Saved Messages", "direct"),
+        "1500000000": ("Old Ops Channel", "group"),
+    }
+    left = next(conversation for conversation in result.conversations if conversation.ref == "1500000000")
+    assert left.metadata["left"] is True
+    assert len(result.messages) == 5
+    messages = by_id(result)
+    assert messages["1002:502"].reply_to == "1002:501"
+    assert messages["1002:503"].text == "Bob Builder phone call"
+    assert messages["1001:10"].text == "[file] runbook.pdf\nrunbook for migrations"
+    assert result.messages[0].sender == "channel1500000000"
+    assert [skip.reason for skip in result.skipped] == ["chats.list[2]: not a chat with a messages list"]
+
+
+def test_truncated_export_keeps_messages_before_the_break():
+    result = read_path(FIXTURES / "truncated" / "result.json")
+    (message,) = result.messages
+    assert message.text == "the only message that survived"
+    (skip,) = result.skipped
+    assert skip.line == 21
+    assert "rest of the array lost" in skip.reason
+
+
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        (b"", "file is empty"),
+        (b"\xef\xbb\xbf   ", "file is empty"),
+        (b'{"name": "x", "type": "private_group", "id": 1, "messages": 5}', "messages is int, expected a list"),
+        (b'{"about": "x", "chats": {"list": "nope"}}', "chats.list is missing or not a list"),
+        (b'{"about": "x", "chats": {"list": [', "not valid JSON"),
+    ],
+)
+def test_broken_files_never_crash(tmp_path: Path, content: bytes, reason: str):
+    path = tmp_path / "result.json"
+    path.write_bytes(content)
+    result = telegram.read(path)
+    assert result.messages == []
+    assert any(reason in skip.reason for skip in result.skipped)
