@@ -11,6 +11,7 @@ from pathlib import Path
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from threadkeep.api import KnowledgeBase, threads_of
@@ -68,10 +69,16 @@ def _ingest_with_progress(kb: KnowledgeBase, path: str, format: str | None) -> I
 
 
 def _print_report(report: IngestReport, skipped_to_show: int = 20) -> None:
+    if report.format == "document":
+        read = f"{report.documents} documents read ({report.documents_rebuilt} rebuilt)"
+    else:
+        read = (
+            f"{report.messages_read} messages read, {report.conversations} conversations "
+            f"({report.conversations_rebuilt} rebuilt), {report.threads} threads"
+        )
     out.print(
-        f"{report.format}: {report.messages_read} messages read, {report.conversations} conversations "
-        f"({report.conversations_rebuilt} rebuilt), {report.threads} threads, {report.chunks} chunks, "
-        f"{report.embedded} embedded ({report.embeddings_reused} reused), {len(report.skipped)} skipped"
+        f"{report.format}: {read}, {report.chunks} chunks, {report.embedded} embedded "
+        f"({report.embeddings_reused} reused), {len(report.skipped)} skipped"
     )
     if report.ignored:
         out.print("left out on purpose: " + ", ".join(f"{n} {kind}" for kind, n in sorted(report.ignored.items())))
@@ -83,7 +90,9 @@ def _print_report(report: IngestReport, skipped_to_show: int = 20) -> None:
 
 @main.command()
 @click.argument("path", type=click.Path(exists=True))
-@click.option("--format", "format", type=click.Choice(format_names()), default=None, help="Force a reader.")
+@click.option(
+    "--format", "format", type=click.Choice([*format_names(), "document"]), default=None, help="Force a reader."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @db_option
 def ingest(path: str, format: str | None, as_json: bool, db: str | None) -> None:
@@ -146,12 +155,12 @@ def _print_hits(hits: list[Hit]) -> None:
     for rank, hit in enumerate(hits, start=1):
         chunk = hit.chunk
         if chunk.source_type == "document":
-            where = f"{chunk.title} › {' › '.join(chunk.heading_path or ())} (updated {chunk.occurred_at:%Y-%m-%d})"
+            where = f"{' › '.join(chunk.heading_path or (chunk.title,))} (updated {chunk.occurred_at:%Y-%m-%d})"
         else:
             where = f"{chunk.source_ref}, {chunk.occurred_at:%Y-%m-%d} [{chunk.resolution_state}]"
             if chunk.has_unresolved_media:
                 where += " (includes an image/video not read)"
-        out.print(f"[bold]{rank}.[/bold] {chunk.source_type}: {where}  score {hit.score:.3g}")
+        out.print(f"[bold]{rank}.[/bold] {chunk.source_type}: {escape(where)}  score {hit.score:.3g}")
         out.print(chunk.text, markup=False)
         out.print()
 
@@ -199,6 +208,32 @@ def stats(as_json: bool, db: str | None) -> None:
             out.print(f"{key:>16}: {value}")
 
 
+@main.command()
+@click.argument("document_id")
+@db_option
+def remove(document_id: str, db: str | None) -> None:
+    """Remove a document (by its id, see `threadkeep documents`) and its chunks from the store."""
+    with KnowledgeBase.open(db) as kb:
+        removed = kb.store.remove_document(document_id)
+    if not removed:
+        raise click.ClickException(f"no document {document_id!r} in the store")
+    out.print(f"removed {document_id}", markup=False)
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True)
+@db_option
+def documents(as_json: bool, db: str | None) -> None:
+    """List the documents in the store."""
+    with KnowledgeBase.open(db) as kb:
+        items = kb.store.list_documents()
+    if as_json:
+        click.echo(json.dumps(items, ensure_ascii=False, indent=2))
+        return
+    for item in items:
+        out.print(f"{item['id']}  {item['title']}  (updated {item['updated_at'][:10]})", markup=False)
+
+
 def sample_path(name: str) -> Path:
     return Path(str(resources.files("threadkeep") / "samples" / name))
 
@@ -212,6 +247,8 @@ def demo(db: str | None) -> None:
         with KnowledgeBase.open(location) as kb:
             out.print(f"[bold]Ingesting the sample support group[/bold] into {location}")
             _print_report(_ingest_with_progress(kb, str(sample_path("support_group")), None))
+            out.print("[bold]Ingesting the sample product documents[/bold]")
+            _print_report(_ingest_with_progress(kb, str(sample_path("docs")), None))
             questions = json.loads((sample_path("support_group") / "questions.json").read_text(encoding="utf-8"))
             for item in questions[:4]:
                 out.print(f"\n[bold]? {item['question']}[/bold]")

@@ -18,15 +18,22 @@ from pathlib import Path
 import numpy as np
 
 from threadkeep.chunks.chat import chunk_thread
+from threadkeep.chunks.document import chunk_document
+from threadkeep.documents import DocumentError, is_document, iter_documents, read_document
 from threadkeep.embed import Embedder
 from threadkeep.model import Chunk, Conversation, Message, ReadResult, Skip
-from threadkeep.readers import read_path
+from threadkeep.readers import UnknownFormatError, detect_format, read_path
 from threadkeep.store import Store
 from threadkeep.store.sqlite import input_hash
 from threadkeep.threads import ThreadSettings, build_threads
 
 # Bump when threading or chunking changes what the same messages produce, so stores rebuild.
-PIPELINE_VERSION = "1"
+PIPELINE_VERSION = "2"
+
+# Tokens kept free under the model's input size for the "passage: " prefix and special tokens.
+DOCUMENT_TOKEN_MARGIN = 32
+# Suffixes no chat export uses: such a file is read as a document without asking the chat readers.
+DOCUMENT_ONLY_SUFFIXES = frozenset({".md", ".markdown", ".html", ".htm", ".pdf", ".docx"})
 
 ProgressCallback = Callable[[str, int, int], None]  # (stage, done, total)
 
@@ -41,6 +48,8 @@ class IngestReport:
     chunks: int = 0
     embedded: int = 0
     embeddings_reused: int = 0
+    documents: int = 0
+    documents_rebuilt: int = 0
     skipped: list[Skip] = field(default_factory=list)
     ignored: dict[str, int] = field(default_factory=dict)
 
@@ -130,6 +139,45 @@ def ingest_result(
     return report
 
 
+def ingest_documents(
+    store: Store, path: Path, embedder: Embedder, progress: ProgressCallback | None = None
+) -> IngestReport:
+    """Ingest a document file or every document under a folder; unchanged documents are left alone."""
+    store.bind_embedder(embedder.name, embedder.dim)
+    report = IngestReport(format="document")
+    root = path if path.is_dir() else path.parent
+    files = list(iter_documents(path))
+    max_tokens = embedder.max_tokens - DOCUMENT_TOKEN_MARGIN
+    for done, file in enumerate(files, start=1):
+        try:
+            document = read_document(file, root)
+        except DocumentError as error:
+            report.skipped.append(Skip(str(file), None, error.reason))
+            continue
+        report.documents += 1
+        digest = f"{PIPELINE_VERSION}:{document.content_hash}:{document.updated_at.isoformat()}:{max_tokens}"
+        if store.document_hash(document.id) != digest:
+            chunks = chunk_document(document, embedder.count_tokens, max_tokens=max_tokens)
+            vectors = _embed_missing(chunks, store.embeddings_for(document.id), embedder, report)
+            store.replace_document(document, digest, chunks, vectors)
+            report.documents_rebuilt += 1
+            report.chunks += len(chunks)
+        if progress:
+            progress("documents", done, len(files))
+    return report
+
+
+def is_document_input(path: Path) -> bool:
+    """Documents rather than a chat export: a document file no chat reader claims, or a folder of them."""
+    if path.is_file() and path.suffix.lower() in DOCUMENT_ONLY_SUFFIXES:
+        return True
+    try:
+        detect_format(path)
+    except UnknownFormatError:
+        return is_document(path) if path.is_file() else any(True for _ in iter_documents(path))
+    return False
+
+
 def ingest_path(
     store: Store,
     path: str | Path,
@@ -138,4 +186,8 @@ def ingest_path(
     settings: ThreadSettings | None = None,
     progress: ProgressCallback | None = None,
 ) -> IngestReport:
+    """Ingest a chat export or documents, whichever `path` holds (`format="document"` forces documents)."""
+    path = Path(path)
+    if format == "document" or (format is None and path.exists() and is_document_input(path)):
+        return ingest_documents(store, path, embedder, progress)
     return ingest_result(store, read_path(path, format), embedder, settings, progress)

@@ -13,7 +13,6 @@ from datetime import UTC, datetime
 from threadkeep.embed import Embedder
 from threadkeep.model import Hit
 from threadkeep.store import SearchFilters, Store
-from threadkeep.text import content_tokens
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,7 +39,7 @@ def search(
     filters = filters or SearchFilters()
     now = now or datetime.now(UTC)
     dense = store.dense_candidates(embedder.embed_query(query), settings.candidates, filters)
-    lexical = store.lexical_candidates(content_tokens(query), settings.candidates, filters)
+    lexical = store.lexical_candidates(query, settings.candidates, filters)
     fused: dict[str, float] = {}
     dense_rank = {chunk_id: rank for rank, (chunk_id, _) in enumerate(dense)}
     dense_score = dict(dense)

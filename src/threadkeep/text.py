@@ -63,6 +63,14 @@ def content_tokens(text: str) -> list[str]:
     return [t for t in tokenize(text) if t not in STOPWORDS and not (len(t) == 1 and t.isascii())]
 
 
+_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]{2,}")
+
+
+def cjk_bigrams(text: str) -> list[str]:
+    """Chinese character bigrams: matching that does not depend on where jieba cuts (「一锁屏就停」 vs 「锁屏之后」)."""
+    return [run[i : i + 2] for run in _CJK_RUN.findall(text) for i in range(len(run) - 1)]
+
+
 def has_cjk(text: str) -> bool:
     return bool(_CJK.search(text))
 

@@ -12,9 +12,10 @@ blank line separates exchanges::
     You're welcome.
 
 `to_transcript` writes it and `parse_transcript` reads it back; they round-trip.
-The readers for Claude, ChatGPT, Codex and Gemini exports also share the one-line
-rendering of tool calls (`tool_line`) and the rule for messages without a time
-(`fill_times`) from here, so all assistant chats look alike downstream.
+The readers for Claude, ChatGPT, Codex and Gemini exports also share from here
+the one-line rendering of tool calls (`tool_line`), the rule for messages
+without a time (`fill_times`) and the assembly of replies that span several
+records (`Draft`, `finish_drafts`), so all assistant chats look alike downstream.
 """
 
 from __future__ import annotations
@@ -90,7 +91,7 @@ def key_argument(arguments: Any) -> str:
         if stripped.startswith("{"):
             try:
                 return key_argument(json.loads(stripped))
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, RecursionError):
                 return stripped
         patched = _PATCH_FILE.findall(stripped)
         return ", ".join(patched) if patched else stripped
@@ -123,20 +124,23 @@ def fill_times(times: Sequence[datetime | None], fallback: datetime) -> list[tup
     after it), else the next one's, else `fallback` (the conversation's or the
     file's time). Returns (time, note) with note None for a message's own time.
     """
+    following: list[datetime | None] = [None] * len(times)
+    upcoming: datetime | None = None
+    for index in range(len(times) - 1, -1, -1):
+        following[index] = upcoming
+        upcoming = times[index] if times[index] is not None else upcoming
     filled: list[tuple[datetime, str | None]] = []
     previous: datetime | None = None
-    for index, moment in enumerate(times):
+    for moment, later in zip(times, following, strict=True):
         if moment is not None:
             previous = moment
             filled.append((moment, None))
         elif previous is not None:
             filled.append((previous, "previous message"))
+        elif later is not None:
+            filled.append((later, "next message"))
         else:
-            following = next((later for later in times[index + 1 :] if later is not None), None)
-            if following is not None:
-                filled.append((following, "next message"))
-            else:
-                filled.append((fallback, "conversation time"))
+            filled.append((fallback, "conversation time"))
     return filled
 
 
@@ -176,23 +180,25 @@ class Draft:
     @property
     def text(self) -> str:
         # Tool lines sit on their own line next to the prose; prose blocks keep a blank line between them.
-        out = ""
+        pieces: list[str] = []
         for index, part in enumerate(self.parts):
             if index:
                 tight = part.startswith("[tool: ") or self.parts[index - 1].startswith("[tool: ")
-                out += "\n" if tight else "\n\n"
-            out += part
-        return out
+                pieces.append("\n" if tight else "\n\n")
+            pieces.append(part)
+        return "".join(pieces)
 
 
 def finish_drafts(drafts: Sequence[Draft], conversation: str, fallback: datetime, result: ReadResult) -> list[Message]:
     """Turn drafts into messages: borrow missing times, drop empty ones (counted), link answers to questions."""
-    kept = [draft for draft in drafts if draft.text.strip()]
+    texts = [(draft, draft.text) for draft in drafts]
+    kept = [(draft, text) for draft, text in texts if text.strip()]
     if len(kept) < len(drafts):
         result.ignore("empty message", len(drafts) - len(kept))
     messages: list[Message] = []
     question: str | None = None
-    for draft, (sent_at, note) in zip(kept, fill_times([d.sent_at for d in kept], fallback), strict=True):
+    times = fill_times([draft.sent_at for draft, _ in kept], fallback)
+    for (draft, text), (sent_at, note) in zip(kept, times, strict=True):
         metadata = dict(draft.metadata)
         if note:
             metadata["time_derived"] = note
@@ -204,7 +210,7 @@ def finish_drafts(drafts: Sequence[Draft], conversation: str, fallback: datetime
                 conversation=conversation,
                 sender=draft.role,
                 sent_at=sent_at,
-                text=draft.text,
+                text=text,
                 role=draft.role,
                 # An answer replies to the question before it; a new question starts fresh, so
                 # topic changes inside one chat stay visible to thread reconstruction.

@@ -82,5 +82,11 @@ def test_truncated_and_wrong_types() -> None:
     result = chatgpt.read(FIXTURES / "wrong_types.json")
     assert [m.text for m in result.messages] == ["Kept despite its bad time.", "Answer kept."]
     reasons = " | ".join(skip.reason for skip in result.skipped)
-    for expected in ("conversation 0 is a str", "without a mapping", "bad create_time", "no author role", "parts is dict"):
+    for expected in (
+        "conversation 0 is a str",
+        "without a mapping",
+        "bad create_time",
+        "no author role",
+        "parts is dict",
+    ):
         assert expected in reasons

@@ -146,6 +146,22 @@ def test_wrong_types_in_known_fields(tmp_path: Path) -> None:
     assert {skip.line for skip in result.skipped} == {1, 3, 4}
 
 
+def test_slash_commands_read_as_typed(tmp_path: Path) -> None:
+    base = {"sessionId": "s-2", "parentUuid": None, "timestamp": "2025-01-01T00:00:00Z", "type": "user"}
+    command = "\n".join(
+        [
+            "<command-message>model</command-message>",
+            "<command-name>/model</command-name>",
+            "<command-args>opus</command-args>",
+        ]
+    )
+    path = tmp_path / "cmd.jsonl"
+    path.write_text(
+        json.dumps({**base, "uuid": "c-1", "message": {"role": "user", "content": command}}), encoding="utf-8"
+    )
+    assert [m.text for m in claude_code.read(path).messages] == ["/model opus"]
+
+
 def test_copy_with_other_name_still_detected(tmp_path: Path) -> None:
     copy = tmp_path / "0001.jsonl"
     shutil.copy(SESSION, copy)

@@ -74,7 +74,10 @@ def test_legacy_jsonl_has_times_from_the_session() -> None:
 
 def test_legacy_json_file() -> None:
     result = codex_cli.read(FIXTURES / "rollout-2025-04-18-legacy-json-0418.json")
-    assert [m.text for m in result.messages] == ["Rename the CLI flag --out to --output.", "[tool: shell — rg --out]\nRenamed in cli.py."]
+    assert [m.text for m in result.messages] == [
+        "Rename the CLI flag --out to --output.",
+        "[tool: shell — rg --out]\nRenamed in cli.py.",
+    ]
     assert len(result.skipped) == 1
 
 

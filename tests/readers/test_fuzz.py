@@ -8,6 +8,7 @@ values swapped for values of the wrong type.
 
 from __future__ import annotations
 
+import copy
 import importlib
 import json
 import shutil
@@ -165,7 +166,8 @@ def _wrong_types(data: st.DataObject, raw: bytes) -> bytes:
     for _ in range(data.draw(st.integers(1, 6), label="replacements")):
         index, path = data.draw(st.sampled_from(targets), label="target")
         try:
-            _replace(documents[index], path, data.draw(st.sampled_from(WRONG_VALUES), label="value"))
+            value = copy.deepcopy(data.draw(st.sampled_from(WRONG_VALUES), label="value"))
+            _replace(documents[index], path, value)
         except (KeyError, IndexError, TypeError):
             continue  # an earlier replacement removed this path
     if jsonl:

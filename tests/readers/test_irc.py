@@ -106,3 +106,15 @@ def test_empty_files(tmp_path: Path, content: bytes):
     path.write_bytes(content)
     assert not irc.detect(path)
     assert irc.read(path).skipped[0].reason == "file is empty"
+
+
+def test_nicks_that_only_joined_can_be_addressed(tmp_path: Path):
+    path = tmp_path / "2024-03-02.log"
+    path.write_text(
+        "[10:00] -!- zed [~z@host] has joined #x\n[10:01] <ann> zed: welcome\n"
+        "[10:02] *** Joins: yan (~y@host)\n[10:03] <ann> yan, hi\n",
+        encoding="utf-8",
+    )
+    result = read_path(path)
+    assert [message.mentions for message in result.messages if not message.is_system] == [("zed",), ("yan",)]
+    assert result.conversations[0].ref == "irc:#x"

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import zipfile
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -169,3 +170,12 @@ def test_empty_and_garbage_files(tmp_path: Path):
     result = whatsapp.read(garbage)
     assert result.messages == []
     assert [skip.reason for skip in result.skipped][-1] == "no dated WhatsApp lines found"
+
+
+def test_ios_zip_takes_its_title_from_the_first_event(tmp_path: Path):
+    archive = tmp_path / "WhatsApp Chat - Familie.zip"
+    with zipfile.ZipFile(archive, "w") as handle:
+        handle.write(IOS / "_chat.txt", "_chat.txt")
+    result = read_path(archive)
+    assert result.conversations[0].ref == "whatsapp:Familie"
+    assert len(result.messages) == 9

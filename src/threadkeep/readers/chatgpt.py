@@ -65,7 +65,11 @@ def read(path: Path) -> ReadResult:
     result = ReadResult(format=NAME)
     if path.is_dir():
         path = path / EXPORT_FILE
-    data, problems = load_json(path)
+    try:
+        data, problems = load_json(path)
+    except RecursionError:
+        # _io does not catch RecursionError yet: JSON nested deeper than Python's stack is bad input too.
+        data, problems = None, [Skip(str(path), None, "JSON nested too deeply to read")]
     result.skipped.extend(problems)
     if data is None:
         return result
@@ -273,6 +277,7 @@ class _Conversation:
     def _emit(self, drafts: list[Draft]) -> None:
         messages = finish_drafts(drafts, self.ref, self.started, self.result)
         if not messages:
+            self.result.ignore("empty conversation")
             return
         self.result.messages.extend(messages)
         for key in ("create_time", "update_time"):

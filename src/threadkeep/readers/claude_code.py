@@ -12,6 +12,7 @@ so re-reading a growing session updates that message instead of adding one.
 from __future__ import annotations
 
 import json
+import re
 from contextlib import suppress
 from datetime import datetime
 from itertools import islice
@@ -30,6 +31,8 @@ RECORD_TYPES = MESSAGE_TYPES | BOOKKEEPING_TYPES
 # Text Claude Code itself puts in a `user` record: command output and interruption notes.
 NOT_HUMAN_PREFIXES = ("<local-command-stdout>", "<local-command-stderr>", "[Request interrupted by user")
 TITLE_CHARS = 80
+_COMMAND_NAME = re.compile(r"<command-name>(.*?)</command-name>", re.DOTALL)
+_COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.DOTALL)
 MAX_DIR_FILES_CHECKED = 20
 
 
@@ -44,7 +47,7 @@ def _head_records(path: Path) -> tuple[str, list[dict[str, Any]]]:
     for line in lines[:10]:
         try:
             value = json.loads(line)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             continue
         if isinstance(value, dict):
             records.append(value)
@@ -160,6 +163,20 @@ def _assistant_parts(content: Any, draft: Draft, note: list[str], result: ReadRe
     return parts
 
 
+def _command(text: str) -> str:
+    """A slash command the human typed, as typed (`/model opus`), rather than Claude Code's markup."""
+    if not text.lstrip().startswith(("<command-name>", "<command-message>")):
+        return text
+    name = _COMMAND_NAME.search(text)
+    if name is None:
+        return text
+    arguments = _COMMAND_ARGS.search(text)
+    typed = name.group(1).strip()
+    if arguments and arguments.group(1).strip():
+        typed += " " + arguments.group(1).strip()
+    return typed
+
+
 class _Session:
     """What one file says about its conversation, gathered while reading its records."""
 
@@ -190,6 +207,19 @@ class _Session:
 def _read_file(path: Path, result: ReadResult, seen: set[str]) -> None:
     file = str(path)
     session = _Session(path)
+    try:
+        records = _read_records(path, result, seen, session)
+    except RecursionError:
+        # _io does not catch RecursionError yet: a line nested deeper than Python's stack is bad input too.
+        result.skipped.append(Skip(file, None, "a line is nested too deeply to read; the rest of the file left out"))
+        records = 1
+    if not records:
+        result.skipped.append(Skip(file, None, "file is empty"))
+    _finish(session, result)
+
+
+def _read_records(path: Path, result: ReadResult, seen: set[str], session: _Session) -> int:
+    file = str(path)
     records = 0
     for item in iter_json_lines(path):
         records += 1
@@ -219,9 +249,7 @@ def _read_file(path: Path, result: ReadResult, seen: set[str]) -> None:
                 continue
             seen.add(uuid)
         _read_record(raw, kind, uuid, number, session, result, previous_time)
-    if not records:
-        result.skipped.append(Skip(file, None, "file is empty"))
-    _finish(session, result)
+    return records
 
 
 def _read_record(
@@ -277,7 +305,7 @@ def _read_record(
         if borrowed:
             draft.metadata["time_derived"] = "previous record"
         parts, tool_results = _user_parts(message.get("content"), draft, note)
-        human = [part for part in parts if part.strip() and not part.lstrip().startswith(NOT_HUMAN_PREFIXES)]
+        human = [_command(part) for part in parts if part.strip() and not part.lstrip().startswith(NOT_HUMAN_PREFIXES)]
         if not human:
             if tool_results:
                 result.ignore("tool result")
@@ -301,6 +329,7 @@ def _finish(session: _Session, result: ReadResult) -> None:
             draft.id = f"{ref}:{index}"
     messages = finish_drafts(session.drafts, ref, file_time(session.path), result)
     if not messages:
+        result.ignore("empty conversation")
         return
     result.messages.extend(messages)
     if any(conversation.ref == ref for conversation in result.conversations):

@@ -148,11 +148,19 @@ class _Rollout:
         if self.path.suffix.lower() == ".json":
             self._read_json()
         else:
-            self._read_lines()
+            try:
+                self._read_lines()
+            except RecursionError:
+                # _io does not catch RecursionError yet: a line nested deeper than Python's stack is bad input too.
+                self.skip(None, "a line is nested too deeply to read; the rest of the file left out")
         self._finish()
 
     def _read_json(self) -> None:
-        data, problems = load_json(self.path)
+        try:
+            data, problems = load_json(self.path)
+        except RecursionError:
+            # _io does not catch RecursionError yet: JSON nested deeper than Python's stack is bad input too.
+            data, problems = None, [Skip(str(self.path), None, "JSON nested too deeply to read")]
         self.result.skipped.extend(problems)
         if data is None:
             return
@@ -173,7 +181,9 @@ class _Rollout:
 
     def _read_lines(self) -> None:
         first = True
+        entries = 0
         for entry in iter_json_lines(self.path):
+            entries += 1
             if isinstance(entry, Skip):
                 self.result.skipped.append(entry)
                 continue
@@ -193,6 +203,8 @@ class _Rollout:
                 self._item(raw, None, number)
             else:
                 self.skip(number, "record has neither a type nor a payload")
+        if not entries:
+            self.skip(None, "file is empty")
 
     def _wrapped(self, raw: dict[str, Any], kind: str, number: int) -> None:
         payload = raw["payload"]
@@ -324,6 +336,7 @@ class _Rollout:
         fallback = self.started or file_time(self.path)
         messages = finish_drafts(drafts, ref, fallback, self.result)
         if not messages:
+            self.result.ignore("empty conversation")
             return
         self.result.messages.extend(messages)
         if self.started:

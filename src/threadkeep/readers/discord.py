@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+from itertools import islice
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -30,7 +31,8 @@ from threadkeep.readers.slack import json_array_items, read_text_or_skip
 
 NAME = "discord"
 
-MEMBER_TYPES = frozenset({"Default", "Reply", "ChatInputCommand", "ContextMenuCommand"})
+# By name, and by Discord's numbers in case an export wrote the raw enum (0, 19, 20, 23).
+MEMBER_TYPES = frozenset({"Default", "Reply", "ChatInputCommand", "ContextMenuCommand", "0", "19", "20", "23"})
 THREAD_CHANNEL_TYPES = frozenset({"GuildNewsThread", "GuildPublicThread", "GuildPrivateThread"})
 DIRECT_CHANNEL_TYPES = frozenset({"DirectTextChat"})
 IMAGE_EXTENSIONS = frozenset({".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp", ".heic", ".avif"})
@@ -40,6 +42,7 @@ VOICE_EXTENSIONS = frozenset({".ogg", ".opus", ".mp3", ".m4a", ".wav", ".aac", "
 RAW_MENTION = re.compile(r"<@!?(\d+)>|<@&(\d+)>|<#(\d+)>")
 MESSAGES_KEY = re.compile(r'"messages"\s*:\s*\[')
 HEAD_BYTES = 256
+MAX_DETECT_FILES = 200
 
 
 def _head(path: Path) -> bytes:
@@ -65,7 +68,8 @@ def detect(path: Path) -> bool:
         return path.suffix.lower() == ".json" and _is_channel_file(path)
     if path.is_dir():
         try:
-            return any(_is_channel_file(child) for child in path.glob("*.json") if child.is_file())
+            candidates = islice(path.rglob("*.json"), MAX_DETECT_FILES)
+            return any(_is_channel_file(child) for child in candidates if child.is_file())
         except OSError:
             return False
     return False

@@ -128,6 +128,14 @@ def _content(content: Any, draft: Draft, problems: list[str]) -> list[str]:
     return texts
 
 
+def _load(path: Path) -> tuple[Any, list[Skip]]:
+    try:
+        return load_json(path)
+    except RecursionError:
+        # _io does not catch RecursionError yet: JSON nested deeper than Python's stack is bad input too.
+        return None, [Skip(str(path), None, "JSON nested too deeply to read")]
+
+
 def _title(messages: list[Any], ref: str) -> str:
     first = next((m.text for m in messages if m.role == "user"), "")
     return first.strip().split("\n", 1)[0][:TITLE_CHARS] or ref
@@ -135,7 +143,7 @@ def _title(messages: list[Any], ref: str) -> str:
 
 def _read_session(path: Path, result: ReadResult) -> set[str]:
     file = str(path)
-    data, problems = load_json(path)
+    data, problems = _load(path)
     result.skipped.extend(problems)
     if data is None:
         return set()
@@ -215,6 +223,7 @@ def _read_session(path: Path, result: ReadResult) -> set[str]:
     started = _time(data.get("startTime"), "startTime", file, result)
     out = finish_drafts(drafts, ref, started or file_time(path), result)
     if not out:
+        result.ignore("empty conversation")
         return {ref}
     result.messages.extend(out)
     metadata: dict[str, Any] = {"file": path.name}
@@ -231,7 +240,7 @@ def _read_session(path: Path, result: ReadResult) -> set[str]:
 
 def _read_logs(path: Path, result: ReadResult, in_sessions: set[str]) -> None:
     file = str(path)
-    data, problems = load_json(path)
+    data, problems = _load(path)
     result.skipped.extend(problems)
     if data is None:
         return

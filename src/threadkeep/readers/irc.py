@@ -13,7 +13,8 @@ Decisions:
 - `/me` actions (`* nick waves`) are the speaker's own words, so they stay member
   messages (text `* nick waves`, `metadata["action"] = True`); only `* nick has
   joined`-style event lines some clients print with a star are system lines.
-- `nick: text` / `nick, text` addressing a nick seen in the log -> `mentions`.
+- `nick: text` / `nick, text` addressing a nick seen in the log (speaking or
+  joining) -> `mentions`.
 - Sender ref = the nick without its mode prefix (`@`, `+`...); message id =
   `<conversation>:<time>:<hash of nick and text>`; conversation ref =
   `irc:<channel>` (from the file name, else a join line, else the file name).
@@ -53,7 +54,8 @@ LOG_OPENED = re.compile(
     r"(?P<when>.+?)\s*$"
 )
 FILE_DATE = re.compile(r"(?<!\d)(?P<year>(?:19|20)\d{2})-?(?P<month>[01]\d)-?(?P<day>[0-3]\d)(?!\d)")
-FILE_CHANNEL = re.compile(r"[#&][^\s.]+(?:\.[^\s.\d][^\s.]*)*")
+FILE_CHANNEL = re.compile(r"[#&][^\s.]+")
+JOINER = re.compile(r"^(?P<nick>[^\s\[(]+) (?:[\[(][^\])]*[\])] )?has joined|^Joins: (?P<nick2>\S+)")
 ADDRESS = re.compile(r"^(?P<nick>[^\s:,]{1,40})[:,]\s")
 MONTHS = {
     name: number
@@ -61,6 +63,7 @@ MONTHS = {
         ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), start=1
     )
 }
+LOG_SUFFIXES = frozenset({".log", ".txt", ".weechatlog", ""})
 HEAD_BYTES = 8192
 EPOCH_DAY = date(1970, 1, 1)
 
@@ -150,7 +153,7 @@ def _head_lines(path: Path) -> list[str]:
 
 
 def detect(path: Path) -> bool:
-    if not path.is_file() or path.suffix.lower() not in (".log", ".txt", ""):
+    if not path.is_file() or path.suffix.lower() not in LOG_SUFFIXES:
         return False
     lines = _head_lines(path)[:40]
     if not lines:
@@ -186,7 +189,7 @@ def _channel(path: Path, lines: list[_Line]) -> str:
     for name in (path.name, path.parent.name):
         found = FILE_CHANNEL.search(name)
         if found:
-            return found.group(0).removesuffix(".log").removesuffix(".txt")
+            return found.group(0)
     for line in lines:
         if line.sender == "system":
             joined = JOIN_CHANNEL.search(line.text)
@@ -255,6 +258,11 @@ def _read_file(path: Path, result: ReadResult) -> None:
     channel = _channel(path, lines)
     ref = f"irc:{channel}"
     nicks = {line.sender.lower(): line.sender for line in lines if line.sender != "system"}
+    for line in lines:
+        joiner = JOINER.match(line.text) if line.sender == "system" else None
+        if joiner:
+            nick = joiner.group("nick") or joiner.group("nick2")
+            nicks.setdefault(nick.lower(), nick)
     seen: dict[str, int] = {}
     marker_at = dict(markers)
     previous: datetime | None = None

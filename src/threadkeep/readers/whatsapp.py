@@ -20,7 +20,14 @@ Decisions:
 - There are no platform ids: sender ref = the name as shown; message id =
   `<conversation>:<time>:<hash of sender and text>` (stable across re-exports);
   conversation ref = `whatsapp:<chat name>` (from the file or folder name, or
-  iOS's first event line). More than two people speaking makes it a group.
+  iOS's first event line). More than two people speaking makes it a group
+  (so a two-person group reads as direct: group events are worded per locale).
+- `<Media omitted>`, `image omitted`, `<attached: 00000012-PHOTO-....jpg>` and
+  `IMG-....jpg (file attached)` become media messages (`[image] name`); "This
+  message was deleted" / "You deleted this message" become `recalled`; a trailing
+  `<This message was edited>` is dropped and noted in `metadata["edited"]`.
+- `@Name` (newer exports wrap the name in U+2068/U+2069) -> `mentions`, resolved
+  against the names that speak in the file.
 """
 
 from __future__ import annotations

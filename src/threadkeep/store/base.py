@@ -9,7 +9,7 @@ from typing import Protocol
 
 import numpy as np
 
-from threadkeep.model import Chunk, Conversation, Message, Thread
+from threadkeep.model import Chunk, Conversation, Document, Message, Thread
 
 
 class StoreError(RuntimeError):
@@ -54,9 +54,22 @@ class Store(Protocol):
     ) -> None:
         """Atomically replace everything stored for one conversation."""
 
+    def document_hash(self, document_id: str) -> str | None: ...
+
+    def replace_document(
+        self, document: Document, content_hash: str, chunks: Sequence[Chunk], embeddings: dict[str, np.ndarray]
+    ) -> None:
+        """Atomically replace one document and its chunks."""
+
+    def remove_document(self, document_id: str) -> bool: ...
+
+    def list_documents(self) -> list[dict[str, str]]: ...
+
+    def list_conversations(self) -> list[dict[str, object]]: ...
+
     def dense_candidates(self, query: np.ndarray, k: int, filters: SearchFilters) -> list[tuple[str, float]]: ...
 
-    def lexical_candidates(self, tokens: Sequence[str], k: int, filters: SearchFilters) -> list[tuple[str, float]]: ...
+    def lexical_candidates(self, text: str, k: int, filters: SearchFilters) -> list[tuple[str, float]]: ...
 
     def get_chunks(self, ids: Iterable[str]) -> dict[str, Chunk]: ...
 

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import numpy as np
 
-from threadkeep.model import Chunk, Conversation, Message, Thread
+from threadkeep.model import Chunk, Conversation, Document, Message, Thread
 from threadkeep.store.base import ConversationRecord, SearchFilters, StoreError
-from threadkeep.text import content_tokens
+from threadkeep.text import cjk_bigrams, content_tokens
 
 MIGRATIONS: list[str] = [
     """
@@ -83,9 +83,21 @@ MIGRATIONS: list[str] = [
         CONSTRAINT embedded_when_indexed CHECK (embedding IS NULL OR embedding_input <> '')
     );
     CREATE INDEX chunks_source ON chunks(source_type, source_ref);
-    CREATE VIRTUAL TABLE chunks_fts USING fts5(tokens, tokenize = "unicode61 tokenchars '.-_'");
+    CREATE VIRTUAL TABLE chunks_fts USING fts5(words, bigrams, tokenize = "unicode61 tokenchars '.-_'");
+    """,
+    """
+    CREATE TABLE documents (
+        id TEXT PRIMARY KEY,
+        title TEXT NOT NULL,
+        path TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        content_hash TEXT NOT NULL
+    );
     """,
 ]
+
+# Bigrams back up word matches; they count for less so word matches keep deciding the ranking.
+BIGRAM_WEIGHT = 0.1
 
 CHUNK_COLUMNS = (
     "id, source_type, source_ref, title, text, embedding_input, occurred_at, started_at, heading_path, "
@@ -331,6 +343,39 @@ class SQLiteStore:
             self.db.executemany("INSERT INTO threads VALUES (?, ?, ?, ?, ?)", thread_rows)
             self._insert_chunks(chunks, embeddings)
 
+    def document_hash(self, document_id: str) -> str | None:
+        row = self.db.execute("SELECT content_hash FROM documents WHERE id = ?", (document_id,)).fetchone()
+        return row[0] if row else None
+
+    def replace_document(
+        self, document: Document, content_hash: str, chunks: Sequence[Chunk], embeddings: dict[str, np.ndarray]
+    ) -> None:
+        with self._write():
+            self._delete_chunks("document", document.id)
+            self.db.execute(
+                "INSERT INTO documents VALUES (?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET title = excluded.title, "
+                "path = excluded.path, updated_at = excluded.updated_at, content_hash = excluded.content_hash",
+                (document.id, document.title, document.path, document.updated_at.isoformat(), content_hash),
+            )
+            self._insert_chunks(chunks, embeddings)
+
+    def remove_document(self, document_id: str) -> bool:
+        with self._write():
+            self._delete_chunks("document", document_id)
+            return self.db.execute("DELETE FROM documents WHERE id = ?", (document_id,)).rowcount > 0
+
+    def list_documents(self) -> list[dict[str, str]]:
+        rows = self.db.execute("SELECT id, title, path, updated_at FROM documents ORDER BY id")
+        return [{"id": row[0], "title": row[1], "path": row[2], "updated_at": row[3]} for row in rows]
+
+    def list_conversations(self) -> list[dict[str, object]]:
+        rows = self.db.execute(
+            "SELECT c.ref, c.title, c.kind, c.source_format, count(m.id), min(m.sent_at), max(m.sent_at) "
+            "FROM conversations c LEFT JOIN messages m ON m.conversation = c.ref GROUP BY c.ref ORDER BY c.ref"
+        )
+        keys = ("ref", "title", "kind", "source_format", "messages", "first_message_at", "last_message_at")
+        return [dict(zip(keys, row, strict=True)) for row in rows]
+
     def _delete_chunks(self, source_type: str, source_ref: str) -> None:
         self.db.execute(
             "DELETE FROM chunks_fts WHERE rowid IN (SELECT rowid FROM chunks WHERE source_type = ? AND source_ref = ?)",
@@ -365,8 +410,12 @@ class SQLiteStore:
             )
             if chunk.embedding_input:
                 self.db.execute(
-                    "INSERT INTO chunks_fts(rowid, tokens) VALUES (?, ?)",
-                    (cursor.lastrowid, " ".join(content_tokens(chunk.embedding_input))),
+                    "INSERT INTO chunks_fts(rowid, words, bigrams) VALUES (?, ?, ?)",
+                    (
+                        cursor.lastrowid,
+                        " ".join(content_tokens(chunk.embedding_input)),
+                        " ".join(cjk_bigrams(chunk.embedding_input)),
+                    ),
                 )
 
     def _bump_generation(self) -> None:
@@ -384,13 +433,14 @@ class SQLiteStore:
             self._vectors = _VectorIndex(generation, rows)
         return self._vectors.search(query, k, filters)
 
-    def lexical_candidates(self, tokens: Sequence[str], k: int, filters: SearchFilters) -> list[tuple[str, float]]:
-        query = fts_query(tokens)
+    def lexical_candidates(self, text: str, k: int, filters: SearchFilters) -> list[tuple[str, float]]:
+        words, bigrams = fts_query(content_tokens(text)), fts_query(cjk_bigrams(text))
+        query = " OR ".join(filter(None, [words and f"words : ({words})", bigrams and f"bigrams : ({bigrams})"]))
         if not query:
             return []
         sql = (
-            "SELECT c.id, bm25(chunks_fts) AS rank FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid "
-            "WHERE chunks_fts MATCH ?"
+            f"SELECT c.id, bm25(chunks_fts, 1.0, {BIGRAM_WEIGHT}) AS rank FROM chunks_fts "
+            "JOIN chunks c ON c.rowid = chunks_fts.rowid WHERE chunks_fts MATCH ?"
         )
         params: list[object] = [query]
         if filters.conversation:
@@ -432,6 +482,7 @@ class SQLiteStore:
             "threads": count("SELECT count(*) FROM threads"),
             "chunks": count("SELECT count(*) FROM chunks"),
             "chat_chunks": count("SELECT count(*) FROM chunks WHERE source_type = 'chat'"),
+            "documents": count("SELECT count(*) FROM documents"),
             "document_chunks": count("SELECT count(*) FROM chunks WHERE source_type = 'document'"),
             "embedded_chunks": count("SELECT count(*) FROM chunks WHERE embedding IS NOT NULL"),
         }

@@ -159,7 +159,9 @@ def assign_threads(
                 pass
             elif best is not None and best_score >= settings.min_overlap:
                 target = best
-            elif (utterance.noise or utterance.me_too) and active and not usable(own, moment, settings.idle):
+            elif utterance.me_too and (others := [t for t in active if t.starter != utterance.sender]):
+                target = max(others, key=lambda thread: thread.last)
+            elif utterance.noise and active and not usable(own, moment, settings.idle):
                 target = max(active, key=lambda thread: thread.last)
             elif not mentioned and not utterance.question:
                 target, parent = _weak_signal(utterance, own_active, active, settings)

@@ -1,0 +1,446 @@
+"""Features for the learned reply-link scorer (`threads/learned.py`).
+
+Every message `i` of a conversation is paired with candidate parents: itself (the
+"starts a new thread" option, a self-link as in Kummerfeld et al. 2019), the previous
+`window` messages, and the latest message of each person it addresses when that one is
+further back. Pairs live in an `(n, slots)` grid: slot 0 is the message itself, slot `d`
+(1..window) the message `d` positions earlier, the last slots the far addressees; unused
+slots hold -1.
+
+Static features (`STATIC`) depend only on the messages and are computed for the whole
+grid at once with numpy; dynamic features (`DYNAMIC`) describe the threads built so far
+by the left-to-right decoder and are computed per message (`dynamic_features`).
+Nothing here depends on a language: tokens come from `text.content_tokens` (Chinese
+segmented, English stemmed), names from `NameIndex`, questions and noise from `text`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from threadkeep.model import Message
+from threadkeep.text import content_tokens, is_noise, is_question
+from threadkeep.threads.mentions import NameIndex
+
+WINDOW = 50  # earlier messages offered as parents
+FAR_SLOTS = 2  # addressees' latest messages further back than the window
+
+_URL = re.compile(r"https?://|www\.|\.(?:com|org|net|io|cn)\b", re.IGNORECASE)
+_WORD = re.compile(r"[^\s,，:：;；.。!！?？()（）\"'“”<>@]+")
+
+# Message-level features repeat on every row of the message: they let the model weigh
+# the self-link ("new thread") against the best earlier candidate.
+STATIC: tuple[str, ...] = (
+    "is_self",
+    "far",  # a far addressee slot
+    "log_dist",
+    "log_gap",
+    "same_speaker",
+    "i_addresses_j",  # this message addresses the candidate's speaker (@name, `name:`, structured mention)
+    "i_names_j",  # ... or names them anywhere in the text
+    "j_addresses_i",
+    "j_names_i",
+    "i_addresses_other",  # this message addresses someone, not the candidate's speaker
+    "j_addresses_any",
+    "j_own_previous",  # the candidate is this speaker's previous message
+    "j_speaker_latest",  # the candidate's speaker has not spoken since
+    "log_j_next_own",  # messages until the candidate's speaker spoke again
+    "i_spoke_since",  # this speaker spoke between the candidate and now
+    "j_latest_to_i",  # the latest message that addressed this speaker
+    "j_question",
+    "j_noise",
+    "j_log_len",
+    "j_url",
+    "j_media",
+    "overlap",  # idf-weighted shared tokens
+    "overlap_i",  # ... as a share of this message's token weight
+    "overlap_j",
+    "overlap_count",
+    "overlap_rank",  # 0 for the candidate with the most overlap
+    "overlap_rel",  # overlap / the best candidate's overlap
+    "candidate_rank",  # 0 for the previous message, 1 for the one before... (self = 0)
+    "i_question",
+    "i_noise",
+    "i_log_len",
+    "i_url",
+    "i_media",
+    "i_addresses_any",
+    "i_log_gap_previous",  # minutes since the previous message
+    "i_log_gap_own",  # minutes since this speaker's previous message
+    "i_addressed_recently",  # someone addressed this speaker within the window
+    "i_new_speaker",  # first message of this speaker within the window
+    "i_max_overlap",
+    "i_candidates",
+    "rule_parent",  # the rule-based assigner links this message to the candidate
+    "rule_same_thread",  # ... or puts both in one thread
+    "rule_new_thread",  # ... or starts a thread with this message
+)
+
+DYNAMIC: tuple[str, ...] = (
+    "t_log_size",  # the candidate's thread so far
+    "t_log_age",
+    "t_log_idle",
+    "t_speakers",
+    "t_has_i",  # this speaker already spoke in the candidate's thread
+    "t_started_by_i",
+    "t_addresses_i",  # someone in the thread addressed this speaker
+    "t_i_own_thread",  # the thread of this speaker's previous message
+    "t_j_last",  # the candidate is the latest message of its thread
+    "t_j_children",  # replies the candidate received
+    "t_max_overlap",  # best overlap with any candidate of the same thread
+    "t_recency_rank",  # 0 for the most recently active thread among the candidates
+    "t_active",  # active threads among the candidates (on the self row too)
+)
+
+FEATURES: tuple[str, ...] = STATIC + DYNAMIC
+COLUMN = {name: index for index, name in enumerate(FEATURES)}
+
+
+@dataclass(slots=True)
+class Prepared:
+    """Per-message facts of one conversation, and the candidate grid."""
+
+    ids: list[str]
+    times: np.ndarray  # seconds since the first message
+    speakers: np.ndarray  # int speaker ids
+    addresses: list[frozenset[int]]  # speakers each message addresses (start / @ / structured)
+    names: list[frozenset[int]]  # speakers each message names anywhere
+    tokens: list[frozenset[str]]
+    candidates: np.ndarray  # (n, slots) message indices, -1 = none; slot 0 = the message itself
+    static: np.ndarray  # (n, slots, len(STATIC)) float32
+
+
+def _log(values: np.ndarray | float) -> np.ndarray:
+    return np.log1p(np.maximum(values, 0.0))
+
+
+def _speaker_names(text: str, names: NameIndex) -> set[str]:
+    found: set[str] = set()
+    for word in _WORD.findall(text):
+        if len(word) >= 3:
+            ref = names.resolve(word)
+            if ref is not None:
+                found.add(ref)
+    return found
+
+
+def prepare(
+    messages: Sequence[Message],
+    names: NameIndex,
+    rule_threads: Sequence[Sequence[str]] | None = None,
+    rule_links: dict[str, str] | None = None,
+    window: int = WINDOW,
+) -> Prepared:
+    """Facts and static pair features of one conversation's messages (time order, no system lines)."""
+    n = len(messages)
+    ids = [message.id for message in messages]
+    start = messages[0].sent_at if messages else None
+    times = np.array([(message.sent_at - start).total_seconds() for message in messages], dtype=np.float64)
+    speaker_of: dict[str, int] = {}
+    speakers = np.array([speaker_of.setdefault(m.sender, len(speaker_of)) for m in messages], dtype=np.int64)
+
+    def speaker_ids(refs: set[str] | tuple[str, ...]) -> frozenset[int]:
+        return frozenset(speaker_of[ref] for ref in refs if ref in speaker_of)
+
+    addresses: list[frozenset[int]] = []
+    named: list[frozenset[int]] = []
+    tokens: list[frozenset[str]] = []
+    question = np.zeros(n, dtype=bool)
+    noise = np.zeros(n, dtype=bool)
+    url = np.zeros(n, dtype=bool)
+    media = np.zeros(n, dtype=bool)
+    length = np.zeros(n, dtype=np.float64)
+    for index, message in enumerate(messages):
+        text = message.text or ""
+        own = int(speakers[index])
+        refs = names.mentioned_in(text) if text else set()
+        refs.update(message.mentions)
+        addressed = speaker_ids(refs) - {own}
+        addresses.append(addressed)
+        named.append((speaker_ids(_speaker_names(text, names)) | addressed) - {own})
+        tokens.append(frozenset(content_tokens(text)) if text else frozenset())
+        question[index] = is_question(text)
+        noise[index] = is_noise(text) and not message.is_media
+        url[index] = bool(_URL.search(text))
+        media[index] = message.is_media
+        length[index] = len(text)
+
+    # Inverse document frequency within the conversation (as the rule-based assigner does).
+    frequency: dict[str, int] = {}
+    for token_set in tokens:
+        for token in token_set:
+            frequency[token] = frequency.get(token, 0) + 1
+    idf = {token: math.log((n + 1) / (count + 0.5)) + 1.0 for token, count in frequency.items()}
+    weight = np.array([sum(idf[token] for token in token_set) for token_set in tokens], dtype=np.float64)
+
+    # Who spoke before / after, who addressed whom most recently.
+    previous_own = np.full(n, -1, dtype=np.int64)
+    next_own = np.full(n, n + window, dtype=np.int64)
+    latest_to = np.full(n, -1, dtype=np.int64)  # the latest earlier message addressing this speaker
+    last_by: dict[int, int] = {}
+    last_to: dict[int, int] = {}
+    for index in range(n):
+        own = int(speakers[index])
+        before = last_by.get(own)
+        if before is not None:
+            previous_own[index] = before
+            next_own[before] = index
+        latest_to[index] = last_to.get(own, -1)
+        last_by[own] = index
+        for ref in addresses[index]:
+            last_to[ref] = index
+
+    # The candidate grid.
+    slots = 1 + window + FAR_SLOTS
+    rows = np.arange(n, dtype=np.int64)
+    candidates = np.full((n, slots), -1, dtype=np.int64)
+    candidates[:, 0] = rows
+    distance = np.arange(1, window + 1, dtype=np.int64)
+    near = rows[:, None] - distance[None, :]
+    candidates[:, 1 : window + 1] = np.where(near >= 0, near, -1)
+    far_rows: list[int] = []
+    if FAR_SLOTS:
+        last_by.clear()
+        for index in range(n):
+            extra = 0
+            for ref in sorted(addresses[index]):
+                latest = last_by.get(ref)
+                if latest is not None and index - latest > window and extra < FAR_SLOTS:
+                    candidates[index, window + 1 + extra] = latest
+                    extra += 1
+            if extra:
+                far_rows.append(index)
+            last_by[int(speakers[index])] = index
+
+    valid = candidates >= 0
+    j = np.where(valid, candidates, 0)
+    i = np.broadcast_to(rows[:, None], j.shape)
+    is_self = np.zeros(j.shape, dtype=bool)
+    is_self[:, 0] = True
+    far = np.zeros(j.shape, dtype=bool)
+    far[:, window + 1 :] = valid[:, window + 1 :]
+
+    # Lexical overlap through an inverted index: only pairs sharing a token cost anything.
+    overlap = np.zeros(j.shape, dtype=np.float64)
+    shared_count = np.zeros(j.shape, dtype=np.float64)
+    postings: dict[str, list[int]] = {}
+    for index, token_set in enumerate(tokens):
+        row_overlap = overlap[index]
+        row_count = shared_count[index]
+        for token in token_set:
+            seen = postings.setdefault(token, [])
+            w = idf[token]
+            for earlier in reversed(seen):
+                d = index - earlier
+                if d > window:
+                    break
+                row_overlap[d] += w
+                row_count[d] += 1
+            seen.append(index)
+    for index in far_rows:
+        for slot in range(window + 1, slots):
+            earlier = candidates[index, slot]
+            if earlier >= 0:
+                common = tokens[index] & tokens[earlier]
+                overlap[index, slot] = sum(idf[token] for token in common)
+                shared_count[index, slot] = len(common)
+    overlap[~valid] = 0.0
+    overlap[:, 0] = 0.0
+    shared_count[:, 0] = 0.0
+
+    n_speakers = len(speaker_of) + 1
+    address_keys = np.array(
+        sorted(index * n_speakers + ref for index, refs in enumerate(addresses) for ref in refs), dtype=np.int64
+    )
+    name_keys = np.array(
+        sorted(index * n_speakers + ref for index, refs in enumerate(named) for ref in refs), dtype=np.int64
+    )
+    si = speakers[i]
+    sj = speakers[j]
+    real = valid & ~is_self
+
+    def addressed_pairs(keys: np.ndarray, who: np.ndarray, whom: np.ndarray) -> np.ndarray:
+        return np.isin(who * n_speakers + whom, keys) & real
+
+    i_addresses_j = addressed_pairs(address_keys, i, sj)
+    i_names_j = addressed_pairs(name_keys, i, sj)
+    j_addresses_i = addressed_pairs(address_keys, j, si)
+    j_names_i = addressed_pairs(name_keys, j, si)
+    addresses_any = np.array([bool(refs) for refs in addresses], dtype=bool)
+
+    gap = (times[i] - times[j]) / 60.0
+    overlap_rank = np.argsort(np.argsort(-np.where(real, overlap, -1.0), axis=1, kind="stable"), axis=1, kind="stable")
+    max_overlap = overlap.max(axis=1)
+    overlap_rel = np.where(max_overlap[:, None] > 0, overlap / np.maximum(max_overlap[:, None], 1e-9), 0.0)
+    gap_previous = np.concatenate([[1e4], np.diff(times) / 60.0]) if n else np.zeros(0)
+    gap_own = np.where(previous_own >= 0, (times - times[np.maximum(previous_own, 0)]) / 60.0, 1e4)
+    addressed_recently = (latest_to >= 0) & (rows - latest_to <= window)
+    new_speaker = (previous_own < 0) | (rows - previous_own > window)
+    n_candidates = valid.sum(axis=1) - 1
+    rank = np.zeros(j.shape, dtype=np.float64)
+    rank[:, 1 : window + 1] = distance - 1
+    rank[:, window + 1 :] = window
+
+    rule_parent = np.zeros(j.shape, dtype=bool)
+    rule_same = np.zeros(j.shape, dtype=bool)
+    rule_new = np.zeros(n, dtype=bool)
+    if rule_threads is not None:
+        position = {message_id: index for index, message_id in enumerate(ids)}
+        thread_of = np.full(n, -1, dtype=np.int64)
+        for number, thread in enumerate(rule_threads):
+            members = [position[message_id] for message_id in thread if message_id in position]
+            thread_of[members] = number
+            if members:
+                rule_new[members[0]] = True
+        rule_same = (thread_of[i] == thread_of[j]) & real & (thread_of[i] >= 0)
+        parent = np.full(n, -1, dtype=np.int64)
+        for child, target in (rule_links or {}).items():
+            if child in position and target in position:
+                parent[position[child]] = position[target]
+        rule_parent = (parent[i] == j) & real
+
+    columns = {
+        "is_self": is_self,
+        "far": far,
+        "log_dist": np.where(real, _log((i - j).astype(np.float64)), 0.0),
+        "log_gap": np.where(real, _log(gap), 0.0),
+        "same_speaker": (si == sj) & real,
+        "i_addresses_j": i_addresses_j,
+        "i_names_j": i_names_j,
+        "j_addresses_i": j_addresses_i,
+        "j_names_i": j_names_i,
+        "i_addresses_other": addresses_any[i] & ~i_addresses_j & real,
+        "j_addresses_any": addresses_any[j] & real,
+        "j_own_previous": (previous_own[i] == j) & real,
+        "j_speaker_latest": (next_own[j] >= i) & real,
+        "log_j_next_own": np.where(real, _log(np.minimum(next_own[j], i) - j), 0.0),
+        "i_spoke_since": (previous_own[i] > j) & real,
+        "j_latest_to_i": (latest_to[i] == j) & real,
+        "j_question": question[j] & real,
+        "j_noise": noise[j] & real,
+        "j_log_len": np.where(real, _log(length[j]), 0.0),
+        "j_url": url[j] & real,
+        "j_media": media[j] & real,
+        "overlap": overlap,
+        "overlap_i": np.where(weight[i] > 0, overlap / np.maximum(weight[i], 1e-9), 0.0),
+        "overlap_j": np.where(weight[j] > 0, overlap / np.maximum(weight[j], 1e-9), 0.0) * real,
+        "overlap_count": shared_count,
+        "overlap_rank": np.where(real, overlap_rank, window + FAR_SLOTS),
+        "overlap_rel": overlap_rel,
+        "candidate_rank": rank,
+        "i_question": question[i],
+        "i_noise": noise[i],
+        "i_log_len": _log(length[i]),
+        "i_url": url[i],
+        "i_media": media[i],
+        "i_addresses_any": addresses_any[i],
+        "i_log_gap_previous": _log(gap_previous[i]),
+        "i_log_gap_own": _log(gap_own[i]),
+        "i_addressed_recently": addressed_recently[i],
+        "i_new_speaker": new_speaker[i],
+        "i_max_overlap": max_overlap[i],
+        "i_candidates": n_candidates[i],
+        "rule_parent": rule_parent,
+        "rule_same_thread": rule_same,
+        "rule_new_thread": rule_new[i],
+    }
+    static = np.zeros((n, slots, len(STATIC)), dtype=np.float32)
+    for column, name in enumerate(STATIC):
+        static[:, :, column] = columns[name]
+    static[~valid] = 0.0
+    return Prepared(ids, times, speakers, addresses, named, tokens, candidates, static)
+
+
+class ThreadState:
+    """The threads the left-to-right decoder has built so far, for the dynamic features."""
+
+    def __init__(self, prepared: Prepared) -> None:
+        n = len(prepared.ids)
+        self.prepared = prepared
+        self.thread_of = np.full(n, -1, dtype=np.int64)
+        self.children = np.zeros(n, dtype=np.float64)
+        self.size: list[int] = []
+        self.started: list[float] = []
+        self.last: list[float] = []
+        self.last_message: list[int] = []
+        self.starter: list[int] = []
+        self.speakers: list[set[int]] = []
+        self.addressed: list[set[int]] = []  # speakers addressed inside the thread
+        self.own_thread: dict[int, int] = {}  # speaker -> thread of their latest message
+
+    def features(self, index: int, slots: np.ndarray) -> np.ndarray:
+        """Dynamic features of message `index` against the candidate slots given (valid ones)."""
+        p = self.prepared
+        candidates = p.candidates[index, slots]
+        out = np.zeros((len(slots), len(DYNAMIC)), dtype=np.float32)
+        now = p.times[index]
+        speaker = int(p.speakers[index])
+        threads = self.thread_of[np.maximum(candidates, 0)]
+        own = self.own_thread.get(speaker, -1)
+        lasts: dict[int, float] = {}
+        overlap = p.static[index, slots, STATIC.index("overlap")]
+        best: dict[int, float] = {}
+        for row, (candidate, thread) in enumerate(zip(candidates.tolist(), threads.tolist(), strict=True)):
+            if candidate == index or thread < 0:
+                continue
+            lasts[thread] = self.last[thread]
+            best[thread] = max(best.get(thread, 0.0), float(overlap[row]))
+        order = {thread: rank for rank, thread in enumerate(sorted(lasts, key=lambda t: -lasts[t]))}
+        for row, (candidate, thread) in enumerate(zip(candidates.tolist(), threads.tolist(), strict=True)):
+            if candidate == index or thread < 0:
+                out[row, 12] = len(order)
+                continue
+            out[row] = (
+                math.log1p(self.size[thread]),
+                math.log1p(max(now - self.started[thread], 0.0) / 60.0),
+                math.log1p(max(now - self.last[thread], 0.0) / 60.0),
+                len(self.speakers[thread]),
+                speaker in self.speakers[thread],
+                self.starter[thread] == speaker,
+                speaker in self.addressed[thread],
+                thread == own,
+                self.last_message[thread] == candidate,
+                self.children[candidate],
+                best[thread],
+                order[thread],
+                len(order),
+            )
+        return out
+
+    def accepts(self, index: int, candidate: int, idle: float, max_span: float) -> bool:
+        thread = self.thread_of[candidate]
+        now = self.prepared.times[index]
+        return now - self.last[thread] <= idle and now - self.started[thread] <= max_span
+
+    def spans(self, candidate: int) -> tuple[float, float]:
+        thread = self.thread_of[candidate]
+        return self.started[thread], self.last[thread]
+
+    def add(self, index: int, parent: int | None) -> None:
+        p = self.prepared
+        now = float(p.times[index])
+        speaker = int(p.speakers[index])
+        if parent is None:
+            thread = len(self.size)
+            self.size.append(0)
+            self.started.append(now)
+            self.last.append(now)
+            self.last_message.append(index)
+            self.starter.append(speaker)
+            self.speakers.append(set())
+            self.addressed.append(set())
+        else:
+            thread = int(self.thread_of[parent])
+            self.children[parent] += 1
+        self.thread_of[index] = thread
+        self.size[thread] += 1
+        self.last[thread] = max(self.last[thread], now)
+        self.last_message[thread] = index
+        self.speakers[thread].add(speaker)
+        self.addressed[thread].update(p.addresses[index])
+        self.own_thread[speaker] = thread

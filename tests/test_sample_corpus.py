@@ -1,0 +1,105 @@
+"""End to end on the bundled sample corpus with the real embedding model."""
+
+import json
+import shutil
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from conftest import SAMPLES
+from threadkeep.api import KnowledgeBase
+from threadkeep.readers import read_path
+from threadkeep.text import is_noise
+
+NOW = datetime(2026, 5, 18, tzinfo=UTC)
+QUESTIONS = json.loads((SAMPLES / "support_group" / "questions.json").read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def kb(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("sample")
+    docs = folder / "docs"
+    shutil.copytree(SAMPLES / "docs", docs)
+    with KnowledgeBase.open(folder / "kb.db") as knowledge:
+        knowledge.ingest(SAMPLES / "support_group")
+        knowledge.ingest(docs)
+        yield knowledge
+
+
+def test_ingesting_the_sample_again_changes_no_count(kb):
+    before = kb.stats()
+    report = kb.ingest(SAMPLES / "support_group")
+    assert report.conversations_rebuilt == 0 and report.embedded == 0
+    assert kb.stats() == before
+    assert before["messages"] == len(read_path(SAMPLES / "support_group").messages)
+
+
+GOLD = json.loads((SAMPLES / "support_group" / "gold.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("query", ["点图标没反应", "我这边点了图标一点反应都没有"])
+def test_the_icon_question_finds_one_chunk_with_question_and_conclusion(kb, query):
+    """The sample has two resolved icon threads whose fix came minutes later with other talk between."""
+    resolved_icon_threads = [
+        thread for thread in GOLD["threads"] if thread[0] in ("yunshu-support-1:6", "yunshu-support-1:212")
+    ]
+    hits = kb.search(query, k=3, now=NOW)
+    holding_both = [
+        hit
+        for hit in hits
+        if hit.chunk.source_type == "chat"
+        and any({thread[0], thread[-1]} <= set(hit.chunk.evidence_ids) for thread in resolved_icon_threads)
+    ]
+    assert holding_both, [hit.chunk.text[:80] for hit in hits]
+    assert holding_both[0].chunk.resolution_state == "resolved"
+
+
+@pytest.mark.parametrize("query", ["+1 我也是", "收到 谢谢", "同问", "点图标没反应", "E1024", "发票"])
+def test_no_noise_message_is_in_any_top_five_embedding_input(kb, query):
+    hits = kb.search(query, k=5, now=NOW)
+    assert hits
+    for hit in hits:
+        assert hit.chunk.embedding_input.strip()
+        if hit.chunk.source_type == "chat":
+            for line in hit.chunk.embedding_input.splitlines():
+                assert not is_noise(line.partition(": ")[2]), line
+
+
+@pytest.mark.parametrize("item", [q for q in QUESTIONS if q["thread"]], ids=lambda q: q["question"][:12])
+def test_sample_questions_find_their_thread_in_the_top_five(kb, item):
+    hits = kb.search(item["question"], k=5, now=NOW)
+    found = [hit for hit in hits if item["thread"] in (hit.chunk.evidence_ids or ())]
+    related = [hit for hit in hits if set(item.get("related", [])) & set(hit.chunk.evidence_ids or ())]
+    assert found or related
+
+
+def test_a_document_section_answers_in_the_top_three(kb):
+    hits = kb.search("点击托盘图标没有反应怎么处理", k=3, now=NOW)
+    documents = [hit.chunk for hit in hits if hit.chunk.source_type == "document"]
+    assert documents
+    assert documents[0].heading_path[-1] == "点击托盘图标没有反应"
+    assert documents[0].title and documents[0].occurred_at.year == 2026
+
+
+def test_editing_one_document_changes_only_its_chunks(kb, tmp_path):
+    db = kb.store.db
+    faq = next(Path(row[0]) for row in db.execute("SELECT path FROM documents WHERE id LIKE '%FAQ%'"))
+    others_before = db.execute(
+        "SELECT id, text FROM chunks WHERE source_type = 'document' AND source_ref NOT LIKE '%FAQ%' ORDER BY id"
+    ).fetchall()
+    faq_before = {row[0] for row in db.execute("SELECT id FROM chunks WHERE source_ref LIKE '%FAQ%'")}
+    text = faq.read_text(encoding="utf-8")
+    faq.write_text(text.replace("结束任务", "结束进程"), encoding="utf-8")
+    report = kb.ingest(faq.parent)
+    assert report.documents_rebuilt == 1
+    faq_after = {row[0] for row in db.execute("SELECT id FROM chunks WHERE source_ref LIKE '%FAQ%'")}
+    assert faq_after != faq_before and len(faq_after) == len(faq_before)
+    assert len(faq_after - faq_before) == 1  # only the edited section's chunk
+    assert (
+        db.execute(
+            "SELECT id, text FROM chunks WHERE source_type = 'document' AND source_ref NOT LIKE '%FAQ%' ORDER BY id"
+        ).fetchall()
+        == others_before
+    )
+    assert kb.store.list_documents() and kb.ingest(faq.parent).documents_rebuilt == 0
