@@ -67,6 +67,14 @@ class Store(Protocol):
 
     def list_conversations(self) -> list[dict[str, object]]: ...
 
+    def flag_for_review(self, conversation: str, message_id: str, reason: str, flagged_at: datetime) -> None:
+        """Remember that a message needs a person's look (e.g. the exporter no longer saw it). Deletes nothing."""
+
+    def review_items(self) -> list[dict[str, object]]: ...
+
+    def integrity_problems(self) -> list[str]:
+        """What is wrong with the stored data, as readable sentences (empty when all is well)."""
+
     def dense_candidates(self, query: np.ndarray, k: int, filters: SearchFilters) -> list[tuple[str, float]]: ...
 
     def lexical_candidates(self, text: str, k: int, filters: SearchFilters) -> list[tuple[str, float]]: ...

@@ -93,6 +93,13 @@ MIGRATIONS: list[str] = [
         updated_at TEXT NOT NULL,
         content_hash TEXT NOT NULL
     );
+    CREATE TABLE review_flags (
+        conversation TEXT NOT NULL,
+        message_id TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        flagged_at TEXT NOT NULL,
+        PRIMARY KEY (conversation, message_id, reason)
+    );
     """,
 ]
 
@@ -375,6 +382,58 @@ class SQLiteStore:
         )
         keys = ("ref", "title", "kind", "source_format", "messages", "first_message_at", "last_message_at")
         return [dict(zip(keys, row, strict=True)) for row in rows]
+
+    def flag_for_review(self, conversation: str, message_id: str, reason: str, flagged_at: datetime) -> None:
+        with self._write():
+            self.db.execute(
+                "INSERT OR IGNORE INTO review_flags VALUES (?, ?, ?, ?)",
+                (conversation, message_id, reason, flagged_at.isoformat()),
+            )
+
+    def review_items(self) -> list[dict[str, object]]:
+        rows = self.db.execute(
+            "SELECT f.conversation, f.message_id, f.reason, f.flagged_at, m.sender_name, m.sender, m.sent_at, m.text "
+            "FROM review_flags f LEFT JOIN messages m ON m.conversation = f.conversation AND m.id = f.message_id "
+            "ORDER BY f.flagged_at, f.conversation, f.message_id"
+        )
+        keys = ("conversation", "message_id", "reason", "flagged_at", "sender_name", "sender", "sent_at", "text")
+        return [dict(zip(keys, row, strict=True)) for row in rows]
+
+    def integrity_problems(self) -> list[str]:
+        """What is wrong with the stored data, as readable sentences (empty when all is well)."""
+        problems: list[str] = []
+        message_ids = {(row[0], row[1]) for row in self.db.execute("SELECT conversation, id FROM messages")}
+        for chunk_id, ref, evidence in self.db.execute(
+            "SELECT id, source_ref, evidence_ids FROM chunks WHERE source_type = 'chat'"
+        ):
+            missing = [mid for mid in json.loads(evidence) if (ref, mid) not in message_ids]
+            if missing:
+                problems.append(f"chunk {chunk_id} cites messages not in the store: {', '.join(missing[:5])}")
+        counts: dict[tuple[str, str], int] = {}
+        for conversation, ids in self.db.execute("SELECT conversation, message_ids FROM threads"):
+            for mid in json.loads(ids):
+                counts[(conversation, mid)] = counts.get((conversation, mid), 0) + 1
+        for conversation, mid, recalled in self.db.execute("SELECT conversation, id, recalled FROM messages"):
+            seen = counts.get((conversation, mid), 0)
+            if seen != 1 and not (recalled and seen == 0):
+                problems.append(f"message {conversation}/{mid} belongs to {seen} threads")
+        model, dim = self._meta("embedder"), self._meta("embedder_dim")
+        if dim is not None:
+            wrong = self.db.execute(
+                "SELECT count(*) FROM chunks WHERE embedding IS NOT NULL AND length(embedding) != ?", (int(dim) * 4,)
+            ).fetchone()[0]
+            if wrong:
+                problems.append(f"{wrong} vectors do not have the {dim} dimensions of {model}")
+        unembedded = self.db.execute(
+            "SELECT count(*) FROM chunks WHERE embedding IS NULL AND embedding_input != ''"
+        ).fetchone()[0]
+        if unembedded:
+            problems.append(f"{unembedded} chunks with text to embed have no vector")
+        fts = self.db.execute("SELECT count(*) FROM chunks_fts").fetchone()[0]
+        indexed = self.db.execute("SELECT count(*) FROM chunks WHERE embedding_input != ''").fetchone()[0]
+        if fts != indexed:
+            problems.append(f"the full-text index holds {fts} rows for {indexed} indexed chunks")
+        return problems
 
     def _delete_chunks(self, source_type: str, source_ref: str) -> None:
         self.db.execute(
