@@ -12,6 +12,7 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
+from threadkeep.delta import DeltaReport, apply_delta
 from threadkeep.embed import Embedder, get_embedder
 from threadkeep.ingest import IngestReport, ProgressCallback, ingest_path
 from threadkeep.model import Hit, ReadResult, Thread
@@ -66,8 +67,19 @@ class KnowledgeBase:
     ) -> list[Hit]:
         return search(self.store, self.embedder, query, k, filters, now, settings)
 
+    def apply_delta(self, path: str | Path, settings: ThreadSettings | None = None) -> DeltaReport:
+        return apply_delta(self.store, path, self.embedder, settings)
+
     def stats(self) -> dict[str, object]:
         return self.store.stats()
+
+    def check(self) -> list[str]:
+        """Problems found in the stored data; empty when the store is consistent."""
+        problems = self.store.integrity_problems()
+        stored_model = self.store.stats().get("embedder")
+        if stored_model and stored_model != self.embedder.name:
+            problems.append(f"vectors were made by {stored_model!r}, the configured model is {self.embedder.name!r}")
+        return problems
 
 
 def threads_of(

@@ -208,6 +208,57 @@ def stats(as_json: bool, db: str | None) -> None:
             out.print(f"{key:>16}: {value}")
 
 
+@main.command("apply-delta")
+@click.argument("path", type=click.Path(exists=True))
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@db_option
+def apply_delta(path: str, as_json: bool, db: str | None) -> None:
+    """Apply a delta.jsonl (upsert / recalled / missing); rebuild only the conversations it touches."""
+    with KnowledgeBase.open(db) as kb:
+        report = kb.apply_delta(path)
+    if as_json:
+        click.echo(json.dumps(report.to_dict(), ensure_ascii=False, indent=2))
+        return
+    out.print(
+        f"delta: {report.upserted} upserted, {report.recalled} recalled, {report.flagged_missing} flagged for review; "
+        f"{report.conversations_rebuilt} of {report.conversations} conversations rebuilt, {report.chunks} chunks, "
+        f"{report.embedded} embedded, {len(report.skipped)} skipped"
+    )
+    for skip in report.skipped:
+        err.print(f"skipped {skip}", markup=False)
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True)
+@db_option
+def review(as_json: bool, db: str | None) -> None:
+    """Messages flagged for a person to look at (e.g. missing from the latest export). Nothing was deleted."""
+    with KnowledgeBase.open(db) as kb:
+        items = kb.store.review_items()
+    if as_json:
+        click.echo(json.dumps(items, ensure_ascii=False, indent=2))
+        return
+    if not items:
+        out.print("nothing to review")
+    for item in items:
+        who = item["sender_name"] or item["sender"] or "?"
+        text = item["text"] if item["text"] is not None else "(not in the store)"
+        out.print(f"{item['conversation']}/{item['message_id']}  {item['reason']}  {who}: {text}", markup=False)
+
+
+@main.command()
+@db_option
+def check(db: str | None) -> None:
+    """Verify the store: evidence ids exist, each message is in one thread, vectors match the model."""
+    with KnowledgeBase.open(db) as kb:
+        problems = kb.check()
+    for problem in problems:
+        out.print(f"problem: {problem}", markup=False)
+    if problems:
+        sys.exit(1)
+    out.print("store is consistent")
+
+
 @main.command()
 @click.argument("document_id")
 @db_option
@@ -269,3 +320,7 @@ def run() -> None:
     except (StoreError, UnknownFormatError, FileNotFoundError) as error:
         err.print(f"error: {error}", markup=False)
         sys.exit(2)
+
+
+if __name__ == "__main__":
+    run()

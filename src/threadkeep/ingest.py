@@ -96,6 +96,34 @@ def _embed_missing(
     return vectors
 
 
+def rebuild_conversation(
+    store: Store,
+    conversation: Conversation,
+    messages: Sequence[Message],
+    embedder: Embedder,
+    settings: ThreadSettings,
+    report: IngestReport,
+) -> bool:
+    """Re-thread and re-chunk one conversation from all its messages, unless nothing changed.
+
+    Returns whether the store was written. Vectors of chunks whose embedding input is
+    unchanged are reused; only new inputs reach the embedder.
+    """
+    record = store.conversation_record(conversation.ref)
+    digest = content_hash(conversation, messages, settings)
+    if record is not None and record.content_hash == digest:
+        return False
+    threads = build_threads(conversation.kind, list(messages), settings)
+    by_id = {message.id: message for message in messages}
+    chunks = [chunk for thread in threads if (chunk := chunk_thread(thread, by_id)) is not None]
+    vectors = _embed_missing(chunks, store.embeddings_for(conversation.ref), embedder, report)
+    store.replace_conversation(conversation, digest, messages, threads, chunks, vectors)
+    report.conversations_rebuilt += 1
+    report.threads += len(threads)
+    report.chunks += len(chunks)
+    return True
+
+
 def ingest_result(
     store: Store,
     result: ReadResult,
@@ -103,6 +131,7 @@ def ingest_result(
     settings: ThreadSettings | None = None,
     progress: ProgressCallback | None = None,
 ) -> IngestReport:
+    """Store what a reader read: each conversation merged with what is stored, rebuilt if it changed."""
     settings = settings or ThreadSettings()
     store.bind_embedder(embedder.name, embedder.dim)
     report = IngestReport(
@@ -115,24 +144,12 @@ def ingest_result(
     for message in result.messages:
         by_conversation[message.conversation].append(message)
     conversations = {conversation.ref: conversation for conversation in result.conversations}
-    refs = [ref for ref in conversations if ref in by_conversation]
-    report.conversations = len(refs)
+    report.conversations = len(by_conversation)
     done_messages = 0
-    for ref in refs:
-        conversation = conversations[ref]
-        incoming = by_conversation[ref]
-        record = store.conversation_record(ref)
-        messages = merge_messages(store.load_messages(ref), incoming) if record else incoming
-        digest = content_hash(conversation, messages, settings)
-        if record is None or record.content_hash != digest:
-            threads = build_threads(conversation.kind, messages, settings)
-            by_id = {message.id: message for message in messages}
-            chunks = [chunk for thread in threads if (chunk := chunk_thread(thread, by_id)) is not None]
-            vectors = _embed_missing(chunks, store.embeddings_for(ref), embedder, report)
-            store.replace_conversation(conversation, digest, messages, threads, chunks, vectors)
-            report.conversations_rebuilt += 1
-            report.threads += len(threads)
-            report.chunks += len(chunks)
+    for ref, incoming in by_conversation.items():
+        conversation = conversations.get(ref) or Conversation(ref, ref, "group", result.format)
+        stored = store.load_messages(ref) if store.conversation_record(ref) else []
+        rebuild_conversation(store, conversation, merge_messages(stored, incoming), embedder, settings, report)
         done_messages += len(incoming)
         if progress:
             progress("conversations", done_messages, len(result.messages))

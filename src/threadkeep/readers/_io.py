@@ -59,6 +59,8 @@ def iter_json_lines(path: Path) -> Iterator[tuple[int, Any] | Skip]:
             yield number, json.loads(line)
         except json.JSONDecodeError as error:
             yield Skip(str(path), number, f"not valid JSON ({error.msg} at column {error.colno})")
+        except RecursionError:
+            yield Skip(str(path), number, "JSON nested too deeply to read")
 
 
 def load_json(path: Path) -> tuple[Any, list[Skip]]:
@@ -70,6 +72,8 @@ def load_json(path: Path) -> tuple[Any, list[Skip]]:
         return json.loads(text), problems
     except json.JSONDecodeError as error:
         return None, [*problems, Skip(str(path), error.lineno, f"not valid JSON ({error.msg} at column {error.colno})")]
+    except RecursionError:
+        return None, [*problems, Skip(str(path), None, "JSON nested too deeply to read")]
 
 
 def parse_time(value: Any, *, assume_utc: bool = False) -> datetime:

@@ -80,7 +80,7 @@ def parse_message(raw: Any, names: dict[str, str]) -> Message:
     )
 
 
-def _read_members(folder: Path, skipped: list[Skip]) -> dict[str, str]:
+def read_members(folder: Path, skipped: list[Skip]) -> dict[str, str]:
     names: dict[str, str] = {}
     path = folder / "members.jsonl"
     if not path.is_file():
@@ -123,7 +123,7 @@ def _read_conversations(folder: Path, skipped: list[Skip]) -> dict[str, Conversa
 def read(path: Path) -> ReadResult:
     folder = bundle_dir(path)
     result = ReadResult(format=NAME)
-    names = _read_members(folder, result.skipped)
+    names = read_members(folder, result.skipped)
     conversations = _read_conversations(folder, result.skipped)
     messages_path = folder / "messages.jsonl"
     seen: set[tuple[str, str]] = set()
