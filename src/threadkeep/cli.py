@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 import tempfile
@@ -16,9 +17,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from threadkeep.api import KnowledgeBase, threads_of
 from threadkeep.ingest import IngestReport
-from threadkeep.model import Hit
-from threadkeep.readers import UnknownFormatError, format_names
+from threadkeep.model import Hit, Message
+from threadkeep.readers import UnknownFormatError, format_names, read_path
 from threadkeep.store import SearchFilters, StoreError, default_location
+from threadkeep.transcript import to_transcript
 
 out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False)
@@ -130,6 +132,33 @@ def threads(path: str, format: str | None, as_jsonl: bool) -> None:
         for message_id in thread.message_ids:
             message = by_id[message_id]
             out.print(f"  {message.display_name}: {message.text}", markup=False)
+
+
+@main.command()
+@click.argument("path", type=click.Path(exists=True))
+@click.option("--format", "format", type=click.Choice(format_names()), default=None, help="Force a reader.")
+@click.option("--jsonl", "as_jsonl", is_flag=True, help="Print the normalized messages, one JSON object a line.")
+def normalize(path: str, format: str | None, as_jsonl: bool) -> None:
+    """Print an export as a transcript ("> " user turns, then the reply) or as normalized messages."""
+    result = read_path(path, format)
+    for skip in result.skipped:
+        err.print(f"skipped {skip}", markup=False)
+    by_conversation: dict[str, list[Message]] = {}
+    for message in result.messages:
+        by_conversation.setdefault(message.conversation, []).append(message)
+    if as_jsonl:
+        lines = [json.dumps(message_to_dict(m), ensure_ascii=False) for m in result.messages]
+        click.echo("\n".join(lines))
+        return
+    click.echo("\n\n".join(to_transcript(messages) for messages in by_conversation.values()))
+
+
+def message_to_dict(message: Message) -> dict:
+    data = dataclasses.asdict(message)
+    data["sent_at"] = message.sent_at.isoformat()
+    data["edited_at"] = message.edited_at.isoformat() if message.edited_at else None
+    data["mentions"] = list(message.mentions)
+    return data
 
 
 def hit_to_dict(hit: Hit) -> dict:

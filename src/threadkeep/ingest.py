@@ -19,6 +19,7 @@ import numpy as np
 
 from threadkeep.chunks.chat import chunk_thread
 from threadkeep.chunks.document import chunk_document
+from threadkeep.chunks.exchange import chunk_exchange
 from threadkeep.documents import DocumentError, is_document, iter_documents, read_document
 from threadkeep.embed import Embedder
 from threadkeep.model import Chunk, Conversation, Message, ReadResult, Skip
@@ -31,7 +32,7 @@ from threadkeep.threads import ThreadSettings, build_threads
 PIPELINE_VERSION = "2"
 
 # Tokens kept free under the model's input size for the "passage: " prefix and special tokens.
-DOCUMENT_TOKEN_MARGIN = 32
+TOKEN_MARGIN = 32
 # Suffixes no chat export uses: such a file is read as a document without asking the chat readers.
 DOCUMENT_ONLY_SUFFIXES = frozenset({".md", ".markdown", ".html", ".htm", ".pdf", ".docx"})
 
@@ -115,7 +116,11 @@ def rebuild_conversation(
         return False
     threads = build_threads(conversation.kind, list(messages), settings)
     by_id = {message.id: message for message in messages}
-    chunks = [chunk for thread in threads if (chunk := chunk_thread(thread, by_id)) is not None]
+    if conversation.kind == "assistant":
+        max_tokens = embedder.max_tokens - TOKEN_MARGIN
+        chunks = [c for thread in threads for c in chunk_exchange(thread, by_id, embedder.count_tokens, max_tokens)]
+    else:
+        chunks = [chunk for thread in threads if (chunk := chunk_thread(thread, by_id)) is not None]
     vectors = _embed_missing(chunks, store.embeddings_for(conversation.ref), embedder, report)
     store.replace_conversation(conversation, digest, messages, threads, chunks, vectors)
     report.conversations_rebuilt += 1
@@ -164,7 +169,7 @@ def ingest_documents(
     report = IngestReport(format="document")
     root = path if path.is_dir() else path.parent
     files = list(iter_documents(path))
-    max_tokens = embedder.max_tokens - DOCUMENT_TOKEN_MARGIN
+    max_tokens = embedder.max_tokens - TOKEN_MARGIN
     for done, file in enumerate(files, start=1):
         try:
             document = read_document(file, root)
