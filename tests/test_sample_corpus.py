@@ -103,3 +103,42 @@ def test_editing_one_document_changes_only_its_chunks(kb, tmp_path):
         == others_before
     )
     assert kb.store.list_documents() and kb.ingest(faq.parent).documents_rebuilt == 0
+
+
+def test_a_question_answered_by_documents_and_chat_gets_two_dated_groups(kb):
+    answer = kb.ask("装客户端报0x80070005怎么办", now=NOW)
+    assert answer.status == "answered"
+    assert answer.documents and answer.chat
+    assert all(c.date and c.source_type == "document" and c.heading_path for c in answer.documents)
+    assert all(c.date and c.source_type == "chat" and c.evidence_ids for c in answer.chat)
+    text = answer.text
+    assert text.index("From the documents:") < text.index("From chat discussions:")
+    assert all(f"{c.date:%Y-%m-%d}" in text for c in answer.documents + answer.chat)
+
+
+def test_an_open_thread_is_shown_but_never_as_the_fix(kb):
+    answer = kb.ask("M4 芯片的 Mac 上 CPU 占用 100% 风扇狂转", now=NOW)
+    open_threads = [c for c in answer.chat if c.resolution_state == "open"]
+    assert open_threads, [c.label for c in answer.chat]
+    assert all("no conclusion at the time" in c.label and c.label.startswith("Reported in") for c in open_threads)
+    unconfirmed = [c for c in answer.chat if c.resolution_state == "workaround"]
+    assert all("unconfirmed" in c.label for c in unconfirmed)
+
+
+def test_a_thread_with_an_unread_image_carries_the_media_note(kb):
+    answer = kb.ask("上传速度特别慢，只有一百多KB每秒", now=NOW)
+    media = [c for c in answer.chat if c.notes]
+    assert media and "image/video" in media[0].notes[0]
+    assert media[0].notes[0] in answer.text
+
+
+@pytest.mark.parametrize("item", [q for q in QUESTIONS if not q["thread"]], ids=lambda q: q["question"][:12])
+def test_questions_the_corpus_cannot_answer_get_no_answer(kb, item):
+    answer = kb.ask(item["question"], now=NOW)
+    assert answer.status == "no_answer"
+    assert not answer.documents and not answer.chat
+
+
+@pytest.mark.parametrize("item", [q for q in QUESTIONS if q["thread"]], ids=lambda q: q["question"][:12])
+def test_questions_the_corpus_answers_are_answered(kb, item):
+    assert kb.ask(item["question"], now=NOW).status == "answered"

@@ -12,8 +12,10 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
+from threadkeep.answer import Answer, build_answer
 from threadkeep.delta import DeltaReport, apply_delta
 from threadkeep.embed import Embedder, get_embedder
+from threadkeep.generate import Endpoint, generate
 from threadkeep.ingest import IngestReport, ProgressCallback, ingest_path
 from threadkeep.model import Hit, ReadResult, Thread
 from threadkeep.readers import read_path
@@ -66,6 +68,22 @@ class KnowledgeBase:
         settings: SearchSettings | None = None,
     ) -> list[Hit]:
         return search(self.store, self.embedder, query, k, filters, now, settings)
+
+    def ask(
+        self,
+        question: str,
+        k: int = 10,
+        filters: SearchFilters | None = None,
+        now: datetime | None = None,
+        endpoint: Endpoint | None = None,
+    ) -> Answer:
+        """A grouped, cited answer; a configured model only words it (refusal and labels stay as computed)."""
+        hits = self.search(question, k=k, filters=filters, now=now)
+        titles = {item["ref"]: str(item["title"]) for item in self.store.list_conversations()}
+        answer = build_answer(question, hits, titles)
+        if endpoint is not None and answer.status == "answered":
+            answer.generated_text = generate(answer, endpoint)
+        return answer
 
     def apply_delta(self, path: str | Path, settings: ThreadSettings | None = None) -> DeltaReport:
         return apply_delta(self.store, path, self.embedder, settings)

@@ -16,6 +16,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from threadkeep.api import KnowledgeBase, threads_of
+from threadkeep.generate import Endpoint, GenerationError
 from threadkeep.ingest import IngestReport
 from threadkeep.model import Hit, Message
 from threadkeep.readers import UnknownFormatError, format_names, read_path
@@ -224,6 +225,37 @@ def search(
 
 
 @main.command()
+@click.argument("question")
+@click.option("--k", default=10, show_default=True, help="How many chunks to consider.")
+@click.option("--conversation", default=None, help="Only this conversation (its ref).")
+@click.option("--json", "as_json", is_flag=True)
+@click.option(
+    "--generate/--no-generate",
+    default=True,
+    show_default=True,
+    help="Word the answer with THREADKEEP_LLM_BASE_URL / THREADKEEP_LLM_MODEL when they are set.",
+)
+@now_option
+@db_option
+def ask(
+    question: str, k: int, conversation: str | None, as_json: bool, generate: bool, now: str | None, db: str | None
+) -> None:
+    """Answer from the knowledge base: documents and chat cited separately, or an honest no-answer."""
+    endpoint = Endpoint.from_environment() if generate else None
+    with KnowledgeBase.open(db) as kb:
+        answer = kb.ask(
+            question, k=k, filters=SearchFilters(conversation=conversation), now=parse_now(now), endpoint=endpoint
+        )
+    if as_json:
+        click.echo(json.dumps(answer.to_dict(), ensure_ascii=False, indent=2))
+        return
+    out.print(answer.generated_text or answer.text, markup=False)
+    if answer.generated_text:
+        out.print("\n[dim]Sources (as computed, whatever the model wrote):[/dim]")
+        out.print(answer.text, markup=False)
+
+
+@main.command()
 @click.option("--json", "as_json", is_flag=True)
 @db_option
 def stats(as_json: bool, db: str | None) -> None:
@@ -330,10 +362,9 @@ def demo(db: str | None) -> None:
             out.print("[bold]Ingesting the sample product documents[/bold]")
             _print_report(_ingest_with_progress(kb, str(sample_path("docs")), None))
             questions = json.loads((sample_path("support_group") / "questions.json").read_text(encoding="utf-8"))
-            for item in questions[:4]:
-                out.print(f"\n[bold]? {item['question']}[/bold]")
-                hits = kb.search(item["question"], k=1)
-                _print_hits(hits)
+            for item in [*questions[:3], questions[-1]]:
+                out.print(f"\n[bold]? {escape(item['question'])}[/bold]")
+                out.print(kb.ask(item["question"]).text, markup=False)
 
 
 def run() -> None:
@@ -346,7 +377,7 @@ def run() -> None:
         sys.exit(error.exit_code)
     except click.exceptions.Abort:
         sys.exit(130)
-    except (StoreError, UnknownFormatError, FileNotFoundError) as error:
+    except (StoreError, UnknownFormatError, FileNotFoundError, GenerationError) as error:
         err.print(f"error: {error}", markup=False)
         sys.exit(2)
 

@@ -108,7 +108,7 @@ def is_noise(text: str) -> bool:
 
 
 _ME_TOO = re.compile(
-    r"^\s*(?:\+1|同问|同求|我也是|我也一样|我也遇到|我也碰到|我这也|我这边也|一样的|me too|same here|same)", re.I
+    r"^\s*(?:\+1|同问|同求|我也是|我也一样|我也遇到|我也碰到|我这也|我这边也|我们也|一样的|me too|same here|same)", re.I
 )
 
 

@@ -1,7 +1,8 @@
 """Stores keep conversations, messages, threads and chunks; search reads them back.
 
-`open_store(location)` picks the backend from the location: a PostgreSQL URL,
-or a path to a local SQLite file (the embedded default).
+`open_store(location)` picks the backend from the location: a PostgreSQL URL
+(`postgresql://` or `postgres://`, see `store.postgres`), or a path to a local
+SQLite file (the embedded default).
 """
 
 from __future__ import annotations
@@ -25,5 +26,12 @@ def default_location() -> str:
 def open_store(location: str | Path | None = None) -> Store:
     location = str(location or default_location())
     if location.startswith(("postgresql://", "postgres://")):
-        raise StoreError("the PostgreSQL backend is not available in this version")
+        # Imported here so the embedded (SQLite) path never needs psycopg installed.
+        try:
+            from threadkeep.store.postgres import PostgresStore
+        except ImportError as error:
+            raise StoreError(
+                f"a PostgreSQL store needs psycopg 3 ({error}); install it with `pip install 'psycopg[binary]'`"
+            ) from error
+        return PostgresStore(location)
     return SQLiteStore(Path(location))

@@ -1,0 +1,190 @@
+"""Answers computed by code: refusal, grouping by source and honest labels.
+
+A language model may word the answer (see `generate`), but whether there is an
+answer, which sources are cited, how documents and chat are kept apart and how
+open or unconfirmed threads are labelled is decided here and nowhere else.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from threadkeep.model import Chunk, Hit
+from threadkeep.text import content_tokens, is_noise
+
+# Cosine similarity (multilingual-e5-small, "query:" vs "passage:") below which a chunk
+# is not taken as relevant. Measured by benchmarks/refusal_threshold.py on the sample
+# corpus' answerable and unanswerable questions plus off-topic questions.
+RELEVANCE_THRESHOLD = 0.89
+MAX_PER_GROUP = 3
+EXCERPT_LINES = 4
+EXCERPT_CHARS = 160
+
+MEDIA_NOTE = "The discussion includes an image/video whose content is not included here."
+_TRANSCRIPT_LINE = re.compile(r"^\[(?P<when>[^\]]+)\] (?P<who>[^:]+): (?P<text>.*)$")
+
+
+@dataclass(frozen=True, slots=True)
+class Citation:
+    chunk_id: str
+    source_type: str
+    source_ref: str
+    title: str
+    date: datetime  # a document's update time, a thread's last message
+    label: str  # how to present it: where it comes from, when, and how sure it is
+    excerpt: str
+    score: float
+    relevance: float | None
+    heading_path: tuple[str, ...] | None = None
+    evidence_ids: tuple[str, ...] | None = None
+    resolution_state: str | None = None
+    started_at: datetime | None = None
+    notes: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict:
+        return {
+            "chunk_id": self.chunk_id,
+            "source_type": self.source_type,
+            "source_ref": self.source_ref,
+            "title": self.title,
+            "date": self.date.isoformat(),
+            "started_at": self.started_at.isoformat() if self.started_at else None,
+            "label": self.label,
+            "excerpt": self.excerpt,
+            "score": self.score,
+            "relevance": self.relevance,
+            "heading_path": list(self.heading_path) if self.heading_path is not None else None,
+            "evidence_ids": list(self.evidence_ids) if self.evidence_ids is not None else None,
+            "resolution_state": self.resolution_state,
+            "notes": list(self.notes),
+        }
+
+
+@dataclass(slots=True)
+class Answer:
+    question: str
+    status: str  # "answered" | "no_answer"
+    documents: list[Citation] = field(default_factory=list)
+    chat: list[Citation] = field(default_factory=list)
+    text: str = ""  # the extractive answer, complete without any model
+    generated_text: str | None = None  # a model's wording of the same citations, when configured
+
+    def to_dict(self) -> dict:
+        return {
+            "question": self.question,
+            "status": self.status,
+            "groups": {
+                "documents": [citation.to_dict() for citation in self.documents],
+                "chat": [citation.to_dict() for citation in self.chat],
+            },
+            "text": self.text,
+            "generated_text": self.generated_text,
+        }
+
+
+def is_relevant(hit: Hit, threshold: float = RELEVANCE_THRESHOLD) -> bool:
+    return hit.dense_score is not None and hit.dense_score >= threshold
+
+
+def chat_label(chunk: Chunk, conversation_title: str) -> str:
+    where, day = conversation_title or chunk.source_ref, f"{chunk.occurred_at:%Y-%m-%d}"
+    if chunk.resolution_state == "resolved":
+        return f"Resolved in {where} on {day} (someone confirmed the fix worked)"
+    if chunk.resolution_state == "workaround":
+        return f"Suggested in {where} on {day}; unconfirmed: nobody reported whether it worked"
+    return f"Reported in {where} on {day}, no conclusion at the time"
+
+
+def document_label(chunk: Chunk) -> str:
+    path = " › ".join(chunk.heading_path or (chunk.title,))
+    return f"{path} (updated {chunk.occurred_at:%Y-%m-%d})"
+
+
+def chat_excerpt(chunk: Chunk, question: str) -> str:
+    """The thread's opening message, the lines closest to the question, and its last word."""
+    lines = [line for line in chunk.text.splitlines() if line.strip()]
+    spoken = [
+        (index, line)
+        for index, line in enumerate(lines)
+        if (match := _TRANSCRIPT_LINE.match(line)) is None or not is_noise(match["text"])
+    ]
+    if len(spoken) <= EXCERPT_LINES:
+        chosen = spoken
+    else:
+        wanted = set(content_tokens(question))
+        middle = sorted(spoken[1:-1], key=lambda item: -len(wanted & set(content_tokens(item[1]))))
+        chosen = sorted([spoken[0], *middle[: EXCERPT_LINES - 2], spoken[-1]])
+    return "\n".join(_shorten(line) for _, line in chosen)
+
+
+def document_excerpt(chunk: Chunk) -> str:
+    body = chunk.text.split("\n\n", 1)[-1].strip()
+    return _shorten(" ".join(body.split()), EXCERPT_CHARS * 2)
+
+
+def _shorten(text: str, limit: int = EXCERPT_CHARS) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def build_answer(question: str, hits: list[Hit], conversation_titles: dict[str, str]) -> Answer:
+    relevant = [hit for hit in hits if is_relevant(hit)]
+    answer = Answer(question=question, status="answered" if relevant else "no_answer")
+    for hit in relevant:
+        chunk = hit.chunk
+        if chunk.source_type == "document" and len(answer.documents) < MAX_PER_GROUP:
+            answer.documents.append(
+                Citation(
+                    chunk.id,
+                    "document",
+                    chunk.source_ref,
+                    chunk.title,
+                    chunk.occurred_at,
+                    document_label(chunk),
+                    document_excerpt(chunk),
+                    hit.score,
+                    hit.dense_score,
+                    heading_path=chunk.heading_path,
+                )
+            )
+        elif chunk.source_type == "chat" and len(answer.chat) < MAX_PER_GROUP:
+            title = conversation_titles.get(chunk.source_ref, chunk.source_ref)
+            answer.chat.append(
+                Citation(
+                    chunk.id,
+                    "chat",
+                    chunk.source_ref,
+                    title,
+                    chunk.occurred_at,
+                    chat_label(chunk, title),
+                    chat_excerpt(chunk, question),
+                    hit.score,
+                    hit.dense_score,
+                    evidence_ids=chunk.evidence_ids,
+                    resolution_state=chunk.resolution_state,
+                    started_at=chunk.started_at,
+                    notes=(MEDIA_NOTE,) if chunk.has_unresolved_media else (),
+                )
+            )
+    answer.text = render_text(answer)
+    return answer
+
+
+def render_text(answer: Answer) -> str:
+    """The extractive answer: documents and chat in separate sections, each source with its date."""
+    if answer.status == "no_answer":
+        return "No answer: nothing in the knowledge base is close enough to this question."
+    parts: list[str] = []
+    if answer.documents:
+        parts.append("From the documents:")
+        parts += [f"- {c.label}\n  {c.excerpt}" for c in answer.documents]
+    if answer.chat:
+        parts.append("From chat discussions:")
+        for citation in answer.chat:
+            excerpt = "\n  ".join(citation.excerpt.splitlines())
+            notes = "".join(f"\n  Note: {note}" for note in citation.notes)
+            parts.append(f"- {citation.label}\n  {excerpt}{notes}")
+    if answer.documents and answer.chat:
+        parts.append("Documents and chat are shown separately with their dates; check which is more recent.")
+    return "\n".join(parts)
