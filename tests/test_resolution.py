@@ -1,6 +1,6 @@
 import pytest
-from conftest import message
 
+from conftest import message
 from threadkeep.readers.bundle import parse_message
 from threadkeep.threads.resolution import resolution_state
 
