@@ -38,7 +38,5 @@ def test_a_long_reply_is_split_into_overlapping_windows_the_model_can_read():
         assert tail in later.embedding_input  # windows overlap
     every_step = "".join(chunk.embedding_input for chunk in chunks)
     assert all(f"第{i}步" in every_step for i in range(60))
-    assert (
     short = chunk_exchange(threads[1], by_id, model.count_tokens, 480)
     assert short[0].embedding_input == "user: 代理在哪里设置\nassistant: 设置-网络-代理"
-    )
