@@ -9,6 +9,7 @@ with KnowledgeBase.open("team.db") as kb:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
@@ -17,11 +18,36 @@ from threadkeep.delta import DeltaReport, apply_delta
 from threadkeep.embed import Embedder, get_embedder
 from threadkeep.generate import Endpoint, generate
 from threadkeep.ingest import IngestReport, ProgressCallback, ingest_path
-from threadkeep.model import Hit, ReadResult, Thread
+from threadkeep.model import Hit, Message, ReadResult, Thread
 from threadkeep.readers import read_path
 from threadkeep.search import SearchSettings, search
 from threadkeep.store import SearchFilters, Store, open_store
 from threadkeep.threads import ThreadSettings, build_threads
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadView:
+    conversation: str
+    messages: list[Message]
+    cited: frozenset[str]
+
+    def to_dict(self) -> dict:
+        return {
+            "conversation": self.conversation,
+            "messages": [
+                {
+                    "id": m.id,
+                    "sender": m.sender,
+                    "sender_name": m.display_name,
+                    "sent_at": m.sent_at.isoformat(),
+                    "text": "" if m.recalled else m.text,
+                    "kind": m.kind,
+                    "recalled": m.recalled,
+                    "cited": m.id in self.cited,
+                }
+                for m in self.messages
+            ],
+        }
 
 
 class KnowledgeBase:
@@ -84,6 +110,23 @@ class KnowledgeBase:
         if endpoint is not None and answer.status == "answered":
             answer.generated_text = generate(answer, endpoint)
         return answer
+
+    def thread(
+        self, chunk_id: str | None = None, conversation: str | None = None, message_id: str | None = None
+    ) -> ThreadView | None:
+        """The full transcript behind a chat chunk, or the thread holding a message, with cited ids marked."""
+        cited: tuple[str, ...] = ()
+        if chunk_id is not None:
+            chunk = self.store.get_chunks([chunk_id]).get(chunk_id)
+            if chunk is None or chunk.source_type != "chat" or not chunk.evidence_ids:
+                return None
+            conversation, message_id, cited = chunk.source_ref, chunk.evidence_ids[0], chunk.evidence_ids
+        if conversation is None or message_id is None:
+            raise ValueError("give a chunk id, or a conversation and a message id")
+        messages = self.store.load_thread(conversation, message_id)
+        if not messages:
+            return None
+        return ThreadView(conversation, messages, frozenset(cited or (message_id,)))
 
     def apply_delta(self, path: str | Path, settings: ThreadSettings | None = None) -> DeltaReport:
         return apply_delta(self.store, path, self.embedder, settings)

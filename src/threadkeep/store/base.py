@@ -40,6 +40,9 @@ class Store(Protocol):
 
     def load_messages(self, conversation: str) -> list[Message]: ...
 
+    def load_thread(self, conversation: str, message_id: str) -> list[Message]:
+        """Every message of the thread holding `message_id`, in time order (empty if unknown)."""
+
     def embeddings_for(self, source_ref: str) -> dict[str, np.ndarray]:
         """Stored vectors of one conversation's or document's chunks, by embedding-input hash."""
 

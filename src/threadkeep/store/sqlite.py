@@ -281,6 +281,19 @@ class SQLiteStore:
             for row in rows
         ]
 
+    def load_thread(self, conversation: str, message_id: str) -> list[Message]:
+        """Every message of the thread holding `message_id`, in time order (empty if unknown)."""
+        row = self.db.execute(
+            "SELECT thread_id FROM messages WHERE conversation = ? AND id = ?", (conversation, message_id)
+        ).fetchone()
+        if row is None or row[0] is None:
+            return []
+        return [message for message in self.load_messages(conversation) if message.id in self._thread_ids(row[0])]
+
+    def _thread_ids(self, thread_id: str) -> set[str]:
+        row = self.db.execute("SELECT message_ids FROM threads WHERE id = ?", (thread_id,)).fetchone()
+        return set(json.loads(row[0])) if row else set()
+
     def embeddings_for(self, source_ref: str) -> dict[str, np.ndarray]:
         rows = self.db.execute(
             "SELECT input_hash, embedding FROM chunks WHERE source_ref = ? AND embedding IS NOT NULL", (source_ref,)
