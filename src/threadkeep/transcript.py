@@ -1,4 +1,4 @@
-"""The transcript lingua franca, and the text conventions every assistant-chat reader shares.
+"""The transcript lingua franca.
 
 A transcript is plain text: each user turn's lines start with `> ` (every line
 of a multi-line turn, so the turn survives copy-paste), the reply follows, and a
@@ -12,25 +12,14 @@ blank line separates exchanges::
     You're welcome.
 
 `to_transcript` writes it and `parse_transcript` reads it back; they round-trip.
-The readers for Claude, ChatGPT, Codex and Gemini exports also share from here
-the one-line rendering of tool calls (`tool_line`), the rule for messages
-without a time (`fill_times`) and the assembly of replies that span several
-records (`Draft`, `finish_drafts`), so all assistant chats look alike downstream.
 """
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
-from pathlib import Path
-from typing import Any
+from dataclasses import dataclass
 
-from threadkeep.model import Message, ReadResult
-
-TOOL_ARGUMENT_CHARS = 120
+from threadkeep.model import Message
 
 # Reply lines that start like a user turn are escaped with one backslash on
 # write (and lines already starting with backslashes before `>` get one more),
@@ -38,189 +27,11 @@ TOOL_ARGUMENT_CHARS = 120
 _NEEDS_ESCAPE = re.compile(r"^\\*>")
 _ESCAPED = re.compile(r"^\\+>")
 
-# The argument that says most about a tool call, in order of preference.
-_KEY_ARGUMENTS = (
-    "command",
-    "cmd",
-    "file_path",
-    "path",
-    "notebook_path",
-    "filePath",
-    "absolute_path",
-    "pattern",
-    "query",
-    "url",
-    "description",
-    "prompt",
-    "skill",
-    "subject",
-    "text",
-    "content",
-)
-_PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", re.MULTILINE)
-
 
 @dataclass(frozen=True, slots=True)
 class Turn:
     role: str  # "user" | "assistant"
     text: str
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
-
-
-def _shorten(text: str, limit: int = TOOL_ARGUMENT_CHARS) -> str:
-    text = _one_line(text)
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-
-
-def _command_text(value: Any) -> str:
-    """A shell command given as a string or an argv list (`["bash", "-lc", "ls"]`)."""
-    if isinstance(value, list) and all(isinstance(part, str) for part in value):
-        if len(value) >= 3 and value[0].endswith(("bash", "sh", "zsh")) and value[1] in ("-lc", "-c"):
-            return value[2]
-        return " ".join(value)
-    return value if isinstance(value, str) else ""
-
-
-def key_argument(arguments: Any) -> str:
-    """The one argument of a tool call worth showing: a command, a path, a query..."""
-    if isinstance(arguments, str):
-        stripped = arguments.strip()
-        if stripped.startswith("{"):
-            try:
-                return key_argument(json.loads(stripped))
-            except (json.JSONDecodeError, RecursionError):
-                return stripped
-        patched = _PATCH_FILE.findall(stripped)
-        return ", ".join(patched) if patched else stripped
-    if isinstance(arguments, Mapping):
-        for key in _KEY_ARGUMENTS:
-            value = arguments.get(key)
-            text = _command_text(value) if key in ("command", "cmd") else value
-            if isinstance(text, str) and text.strip():
-                return key_argument(text) if key in ("content", "text") else text
-        for value in arguments.values():
-            if isinstance(value, str) and value.strip():
-                return value
-        return json.dumps(arguments, ensure_ascii=False, default=str) if arguments else ""
-    if isinstance(arguments, list):
-        return _command_text(arguments) or json.dumps(arguments, ensure_ascii=False, default=str)
-    return "" if arguments is None else str(arguments)
-
-
-def tool_line(name: Any, arguments: Any = None) -> str:
-    """One short line for a tool call inside an assistant message: `[tool: Bash — ls -la src]`."""
-    label = _one_line(name) if isinstance(name, str) and name.strip() else "tool"
-    argument = _shorten(key_argument(arguments))
-    return f"[tool: {label} — {argument}]" if argument else f"[tool: {label}]"
-
-
-def fill_times(times: Sequence[datetime | None], fallback: datetime) -> list[tuple[datetime, str | None]]:
-    """Give every message a time, and say where a borrowed one came from.
-
-    A message without a time takes the previous message's time (it was written
-    after it), else the next one's, else `fallback` (the conversation's or the
-    file's time). Returns (time, note) with note None for a message's own time.
-    """
-    following: list[datetime | None] = [None] * len(times)
-    upcoming: datetime | None = None
-    for index in range(len(times) - 1, -1, -1):
-        following[index] = upcoming
-        upcoming = times[index] if times[index] is not None else upcoming
-    filled: list[tuple[datetime, str | None]] = []
-    previous: datetime | None = None
-    for moment, later in zip(times, following, strict=True):
-        if moment is not None:
-            previous = moment
-            filled.append((moment, None))
-        elif previous is not None:
-            filled.append((previous, "previous message"))
-        elif later is not None:
-            filled.append((later, "next message"))
-        else:
-            filled.append((fallback, "conversation time"))
-    return filled
-
-
-def file_time(path: Path) -> datetime:
-    """The file's modification time: the last resort for a conversation without any time."""
-    try:
-        return datetime.fromtimestamp(path.stat().st_mtime, tz=UTC)
-    except (OSError, OverflowError, ValueError):
-        return datetime(1970, 1, 1, tzinfo=UTC)
-
-
-def synthetic_times(base: datetime, count: int) -> list[datetime]:
-    """Times for a format that has none: `base` plus one second per message, to keep the order."""
-    return [base + timedelta(seconds=index) for index in range(count)]
-
-
-@dataclass(slots=True)
-class Draft:
-    """A message being assembled by an assistant-chat reader (replies may span several records)."""
-
-    id: str
-    role: str  # "user" | "assistant"
-    sent_at: datetime | None
-    parts: list[str] = field(default_factory=list)
-    metadata: dict[str, Any] = field(default_factory=dict)
-    records: int = 1
-
-    def add(self, text: str) -> None:
-        if text.strip():
-            self.parts.append(text.strip("\n"))
-
-    def note_media(self, kind: str) -> None:
-        media = self.metadata.setdefault("media", [])
-        if kind not in media:
-            media.append(kind)
-
-    @property
-    def text(self) -> str:
-        # Tool lines sit on their own line next to the prose; prose blocks keep a blank line between them.
-        pieces: list[str] = []
-        for index, part in enumerate(self.parts):
-            if index:
-                tight = part.startswith("[tool: ") or self.parts[index - 1].startswith("[tool: ")
-                pieces.append("\n" if tight else "\n\n")
-            pieces.append(part)
-        return "".join(pieces)
-
-
-def finish_drafts(drafts: Sequence[Draft], conversation: str, fallback: datetime, result: ReadResult) -> list[Message]:
-    """Turn drafts into messages: borrow missing times, drop empty ones (counted), link answers to questions."""
-    texts = [(draft, draft.text) for draft in drafts]
-    kept = [(draft, text) for draft, text in texts if text.strip()]
-    if len(kept) < len(drafts):
-        result.ignore("empty message", len(drafts) - len(kept))
-    messages: list[Message] = []
-    question: str | None = None
-    times = fill_times([draft.sent_at for draft, _ in kept], fallback)
-    for (draft, text), (sent_at, note) in zip(kept, times, strict=True):
-        metadata = dict(draft.metadata)
-        if note:
-            metadata["time_derived"] = note
-        if draft.records > 1:
-            metadata["merged_records"] = draft.records
-        messages.append(
-            Message(
-                id=draft.id,
-                conversation=conversation,
-                sender=draft.role,
-                sent_at=sent_at,
-                text=text,
-                role=draft.role,
-                # An answer replies to the question before it; a new question starts fresh, so
-                # topic changes inside one chat stay visible to thread reconstruction.
-                reply_to=question if draft.role == "assistant" else None,
-                metadata=metadata,
-            )
-        )
-        if draft.role == "user":
-            question = draft.id
-    return messages
 
 
 def to_transcript(messages: list[Message]) -> str:

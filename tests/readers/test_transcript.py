@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 
 from threadkeep.model import Message
 from threadkeep.readers import detect_format, transcript
-from threadkeep.transcript import fill_times, parse_transcript, to_transcript, tool_line
+from threadkeep.readers._assistant import fill_times, tool_line
+from threadkeep.transcript import parse_transcript, to_transcript
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "transcript"
 T0 = datetime(2025, 1, 1, tzinfo=UTC)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import codecs
 import json
+import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -17,6 +18,7 @@ from typing import Any
 from threadkeep.model import Skip
 
 MAX_LINE_CHARS = 5_000_000
+_SPACE = re.compile(r"[ \t\r\n]*")
 
 
 def decode(data: bytes, file: str) -> tuple[str, list[Skip]]:
@@ -96,3 +98,54 @@ def parse_time(value: Any, *, assume_utc: bool = False) -> datetime:
             raise ValueError(f"time {value!r} has no UTC offset")
         moment = moment.replace(tzinfo=UTC)
     return moment
+
+
+def skip_space(text: str, position: int) -> int:
+    match = _SPACE.match(text, position)
+    return match.end() if match else position
+
+
+def json_array_items(text: str, start: int, file: str) -> Iterator[tuple[int, Any] | Skip]:
+    """Yield (line, value) for each element of the JSON array opening at `text[start]`.
+
+    Parsing element by element keeps everything before a break: an export cut off
+    mid-write (a full disk, a killed exporter) loses only its tail, reported as a Skip.
+    """
+    decoder = json.JSONDecoder()
+    position = skip_space(text, start + 1)
+    line = text.count("\n", 0, position) + 1
+    counted_to = position
+    if text.startswith("]", position):
+        return
+    while True:
+        line += text.count("\n", counted_to, position)
+        counted_to = position
+        try:
+            value, end = decoder.raw_decode(text, position)
+        except json.JSONDecodeError as error:
+            reason = f"not valid JSON ({error.msg} at column {error.colno}); rest of the array lost"
+            yield Skip(file, error.lineno, reason)
+            return
+        except RecursionError:
+            yield Skip(file, line, "JSON nested too deeply; rest of the array lost")
+            return
+        yield line, value
+        position = skip_space(text, end)
+        if text.startswith(",", position):
+            position = skip_space(text, position + 1)
+            continue
+        if not text.startswith("]", position):
+            broken = text.count("\n", 0, position) + 1
+            yield Skip(file, broken, "array not closed (file cut short?); rest of the array lost")
+        return
+
+
+def read_text_or_skip(path: Path, skipped: list[Skip]) -> str | None:
+    """The decoded text of `path`, or None with a Skip saying why it could not be read."""
+    try:
+        text, problems = read_text(path)
+    except OSError as error:
+        skipped.append(Skip(str(path), None, f"cannot read: {error.strerror or error}"))
+        return None
+    skipped.extend(problems)
+    return text

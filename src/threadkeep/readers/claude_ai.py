@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from threadkeep.model import Conversation, ReadResult, Skip
+from threadkeep.readers._assistant import Draft, file_time, fill_times, finish_drafts, synthetic_times, tool_line
 from threadkeep.readers._io import decode, load_json, parse_time
-from threadkeep.transcript import Draft, file_time, fill_times, finish_drafts, synthetic_times, tool_line
 
 NAME = "claude_ai"
 HEAD_BYTES = 64 * 1024

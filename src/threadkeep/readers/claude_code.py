@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from threadkeep.model import Conversation, ReadResult, Skip
+from threadkeep.readers._assistant import Draft, file_time, finish_drafts, tool_line
 from threadkeep.readers._io import decode, iter_json_lines, parse_time
-from threadkeep.transcript import Draft, file_time, finish_drafts, tool_line
 
 NAME = "claude_code"
 HEAD_BYTES = 64 * 1024

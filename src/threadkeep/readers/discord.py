@@ -26,8 +26,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from threadkeep.model import Conversation, Message, ReadResult, Skip
-from threadkeep.readers._io import parse_time
-from threadkeep.readers.slack import json_array_items, read_text_or_skip
+from threadkeep.readers._io import json_array_items, parse_time, read_text_or_skip
 
 NAME = "discord"
 

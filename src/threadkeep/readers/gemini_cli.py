@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from threadkeep.model import Conversation, ReadResult, Skip
+from threadkeep.readers._assistant import Draft, file_time, finish_drafts, tool_line
 from threadkeep.readers._io import decode, load_json, parse_time
-from threadkeep.transcript import Draft, file_time, finish_drafts, tool_line
 
 NAME = "gemini_cli"
 HEAD_BYTES = 64 * 1024

@@ -29,8 +29,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 
 from threadkeep.model import Conversation, Message, ReadResult, Skip
-from threadkeep.readers._io import decode
-from threadkeep.readers.slack import read_text_or_skip
+from threadkeep.readers._io import decode, read_text_or_skip
 
 NAME = "irc"
 

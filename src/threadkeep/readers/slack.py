@@ -21,15 +21,13 @@ Decisions:
 from __future__ import annotations
 
 import dataclasses
-import json
 import re
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from threadkeep.model import Conversation, Message, ReadResult, Skip
-from threadkeep.readers._io import load_json, read_text
+from threadkeep.readers._io import json_array_items, load_json, read_text_or_skip, skip_space
 
 NAME = "slack"
 
@@ -40,58 +38,6 @@ ROOT_FILES = ("channels.json", "users.json", "groups.json", "dms.json", "mpims.j
 MEMBER_SUBTYPES = frozenset({"thread_broadcast", "me_message", "file_share", "file_comment", "reply_broadcast"})
 RECALLED_SUBTYPES = frozenset({"tombstone"})
 TOKEN = re.compile(r"<([^<>\n]+)>")
-_SPACE = re.compile(r"[ \t\r\n]*")
-
-
-def _skip_space(text: str, position: int) -> int:
-    match = _SPACE.match(text, position)
-    return match.end() if match else position
-
-
-def json_array_items(text: str, start: int, file: str) -> Iterator[tuple[int, Any] | Skip]:
-    """Yield (line, value) for each element of the JSON array opening at `text[start]`.
-
-    Parsing element by element keeps everything before a break: an export cut off
-    mid-write (a full disk, a killed exporter) loses only its tail, reported as a Skip.
-    """
-    decoder = json.JSONDecoder()
-    position = _skip_space(text, start + 1)
-    line = text.count("\n", 0, position) + 1
-    counted_to = position
-    if text.startswith("]", position):
-        return
-    while True:
-        line += text.count("\n", counted_to, position)
-        counted_to = position
-        try:
-            value, end = decoder.raw_decode(text, position)
-        except json.JSONDecodeError as error:
-            reason = f"not valid JSON ({error.msg} at column {error.colno}); rest of the array lost"
-            yield Skip(file, error.lineno, reason)
-            return
-        except RecursionError:
-            yield Skip(file, line, "JSON nested too deeply; rest of the array lost")
-            return
-        yield line, value
-        position = _skip_space(text, end)
-        if text.startswith(",", position):
-            position = _skip_space(text, position + 1)
-            continue
-        if not text.startswith("]", position):
-            broken = text.count("\n", 0, position) + 1
-            yield Skip(file, broken, "array not closed (file cut short?); rest of the array lost")
-        return
-
-
-def read_text_or_skip(path: Path, skipped: list[Skip]) -> str | None:
-    """The decoded text of `path`, or None with a Skip saying why it could not be read."""
-    try:
-        text, problems = read_text(path)
-    except OSError as error:
-        skipped.append(Skip(str(path), None, f"cannot read: {error.strerror or error}"))
-        return None
-    skipped.extend(problems)
-    return text
 
 
 def _is_day_folder(folder: Path) -> bool:
@@ -380,7 +326,7 @@ def _read_day(path: Path, channel: _Channel, workspace: _Workspace, result: Read
         return []
     file = str(path)
     text = text.lstrip("\ufeff")
-    opening = _skip_space(text, 0)
+    opening = skip_space(text, 0)
     if opening >= len(text):
         result.skipped.append(Skip(file, None, "file is empty"))
         return []

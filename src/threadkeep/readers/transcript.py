@@ -11,8 +11,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from threadkeep.model import Conversation, Message, ReadResult, Skip
+from threadkeep.readers._assistant import synthetic_times
 from threadkeep.readers._io import decode, read_text
-from threadkeep.transcript import is_turn_line, parse_transcript, synthetic_times
+from threadkeep.transcript import is_turn_line, parse_transcript
 
 NAME = "transcript"
 HEAD_BYTES = 256 * 1024

@@ -26,8 +26,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from threadkeep.model import Conversation, Message, ReadResult, Skip
-from threadkeep.readers._io import decode
-from threadkeep.readers.slack import read_text_or_skip
+from threadkeep.readers._io import decode, read_text_or_skip
 
 NAME = "wechat"
 

@@ -40,8 +40,7 @@ from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 
 from threadkeep.model import Conversation, Message, ReadResult, Skip
-from threadkeep.readers._io import decode
-from threadkeep.readers.slack import read_text_or_skip
+from threadkeep.readers._io import decode, read_text_or_skip
 
 NAME = "whatsapp"
 
