@@ -367,6 +367,54 @@ def demo(db: str | None) -> None:
                 out.print(kb.ask(item["question"]).text, markup=False)
 
 
+@main.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (others need a token).")
+@click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535))
+@click.option(
+    "--token",
+    default=None,
+    envvar="THREADKEEP_TOKEN",
+    show_envvar=True,
+    help="Require `Authorization: Bearer TOKEN` on every /api call (at least 16 characters).",
+)
+@click.option(
+    "--ingest-root",
+    "ingest_roots",
+    multiple=True,
+    type=click.Path(exists=True, file_okay=False),
+    help="A folder POST /api/ingest may read; repeat it. Default: THREADKEEP_INGEST_ROOTS (a path-separated list).",
+)
+@db_option
+def serve(host: str, port: int, token: str | None, ingest_roots: tuple[str, ...], db: str | None) -> None:
+    """Serve the HTTP API (/api/..., schema at /openapi.json) and the web page at /."""
+    from threadkeep.server.http import ConfigError
+    from threadkeep.server.http import serve as serve_http
+
+    try:
+        serve_http(db, host=host, port=port, token=token, ingest_roots=list(ingest_roots) or None)
+    except (ConfigError, ValueError) as error:
+        raise click.UsageError(str(error)) from error
+
+
+@main.command("mcp")
+@click.option(
+    "--ingest-root",
+    "ingest_roots",
+    multiple=True,
+    type=click.Path(exists=True, file_okay=False),
+    help="A folder the ingest tool may read; repeat it. Default: THREADKEEP_MCP_INGEST_ROOTS (path-separated list).",
+)
+@db_option
+def mcp_server(ingest_roots: tuple[str, ...], db: str | None) -> None:
+    """Run the MCP server on stdio (tools: search, ask, get_thread, list_*, stats, ingest)."""
+    from threadkeep.server.mcp import run as run_mcp
+
+    try:
+        run_mcp(db, ingest_roots=list(ingest_roots) or None)
+    except ValueError as error:
+        raise click.UsageError(str(error)) from error
+
+
 def run() -> None:
     try:
         main(standalone_mode=False)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -17,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from threadkeep.chunks.chat import chunk_thread
+from threadkeep.chunks.chat import chunk_thread_windows
 from threadkeep.chunks.document import chunk_document
 from threadkeep.chunks.exchange import chunk_exchange
 from threadkeep.documents import DocumentError, is_document, iter_documents, read_document
@@ -33,6 +34,7 @@ PIPELINE_VERSION = "2"
 
 # Tokens kept free under the model's input size for the "passage: " prefix and special tokens.
 TOKEN_MARGIN = 32
+CHAT_WINDOW_TOKENS = int(os.environ.get("THREADKEEP_CHAT_WINDOW_TOKENS", "480"))
 # Suffixes no chat export uses: such a file is read as a document without asking the chat readers.
 DOCUMENT_ONLY_SUFFIXES = frozenset({".md", ".markdown", ".html", ".htm", ".pdf", ".docx"})
 
@@ -120,7 +122,11 @@ def rebuild_conversation(
         max_tokens = embedder.max_tokens - TOKEN_MARGIN
         chunks = [c for thread in threads for c in chunk_exchange(thread, by_id, embedder.count_tokens, max_tokens)]
     else:
-        chunks = [chunk for thread in threads if (chunk := chunk_thread(thread, by_id)) is not None]
+        chunks = [
+            chunk
+            for thread in threads
+            for chunk in chunk_thread_windows(thread, by_id, embedder.count_tokens, CHAT_WINDOW_TOKENS)
+        ]
     vectors = _embed_missing(chunks, store.embeddings_for(conversation.ref), embedder, report)
     store.replace_conversation(conversation, digest, messages, threads, chunks, vectors)
     report.conversations_rebuilt += 1

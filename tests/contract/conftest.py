@@ -40,7 +40,11 @@ def postgres_database() -> Iterator[str]:
     try:
         admin = psycopg.connect(ADMIN_URL, autocommit=True, connect_timeout=5)
     except psycopg.OperationalError as error:
-        _unavailable(f"PostgreSQL is unreachable at {ADMIN_URL} ({str(error).strip()})")
+        unreachable = f"PostgreSQL is unreachable at {ADMIN_URL} ({str(error).strip()})"
+    else:
+        unreachable = ""
+    if unreachable:
+        _unavailable(unreachable)
     name = f"threadkeep_test_{uuid.uuid4().hex[:12]}"
     url = make_conninfo(**{**conninfo_to_dict(ADMIN_URL), "dbname": name})
     admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))

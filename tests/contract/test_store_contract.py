@@ -164,6 +164,16 @@ def test_stored_messages_and_conversations_read_back_as_written(store_location, 
         assert kb.store.conversation_record("nope") is None and kb.store.load_messages("nope") == []
 
 
+def test_load_thread_returns_the_whole_thread_of_a_message(store_location, bundle_factory):
+    with KnowledgeBase.open(store_location, HashEmbedder(64)) as kb:
+        kb.ingest(bundle_factory(two_conversations()))
+        thread = [m.id for m in kb.store.load_thread("g-1", "a2")]
+        assert thread == ["a1", "a2", "a3", "a4"]
+        assert [m.id for m in kb.store.load_thread("g-2", "b1")] == ["b1", "b2"]
+        assert kb.store.load_thread("g-2", "a2") == [] and kb.store.load_thread("nope", "a1") == []
+        assert kb.store.load_thread("g-1", "a1")[0].text == "我这边点了图标一点反应都没有"
+
+
 # --- search ---------------------------------------------------------------------------------------
 
 
@@ -568,6 +578,17 @@ def test_postgres_writers_on_different_conversations_do_not_wait_and_readers_see
 def test_postgres_unreachable_server_is_a_clear_store_error():
     with pytest.raises(StoreError, match=r"cannot connect to PostgreSQL at postgresql://postgres@127\.0\.0\.1:1/x"):
         open_store("postgresql://postgres:secret@127.0.0.1:1/x?connect_timeout=2")
+
+
+def test_postgres_missing_database_and_wrong_query_dimensions_are_store_errors(postgres_location, bundle_factory):
+    missing = postgres_location.replace("/threadkeep_test_", "/threadkeep_absent_", 1)
+    with pytest.raises(StoreError, match=r"does not exist.*createdb threadkeep_absent_"):
+        open_store(missing)
+    with KnowledgeBase.open(postgres_location, HashEmbedder(64)) as kb:
+        kb.ingest(bundle_factory(two_conversations()))
+        with pytest.raises(StoreError, match="query vector has 32 dimensions"):
+            kb.store.dense_candidates(HashEmbedder(32).embed_query("发票"), 5, SearchFilters())
+        assert kb.store.dense_candidates(HashEmbedder(64).embed_query("发票"), 5, SearchFilters())
 
 
 def test_postgres_without_pgvector_says_how_to_install_it(postgres_location):

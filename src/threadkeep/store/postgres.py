@@ -21,6 +21,7 @@ Same tables and same behaviour as `SQLiteStore`; what differs is how:
 from __future__ import annotations
 
 import json
+import math
 import struct
 import threading
 from collections.abc import Iterable, Iterator, Sequence
@@ -144,11 +145,16 @@ MIGRATIONS: list[str] = [
 # HNSW build parameters (pgvector's defaults, written down so a rebuild matches).
 HNSW_M = 16
 HNSW_EF_CONSTRUCTION = 64
-# Candidates the graph search keeps; top-10 recall measured ≈ .99 at 100 on 100k chunks.
+# Candidates the graph search keeps (hnsw.ef_search), at least k.
 EF_SEARCH = 100
-# A filter that leaves at most this many embedded chunks is answered by exact search over them:
-# it is cheap there, and an HNSW walk would have to visit many chunks the filter then drops.
-EXACT_SEARCH_LIMIT = 20_000
+# Filtered search: exact over the P chunks that pass costs P distances; the graph walk must step
+# over the chunks the filter drops, ~ef_search * N / P nodes of up to 2m neighbours each. Exact
+# wins while P < sqrt(2m * ef_search * N): 18,000 of 100k chunks at ef_search 100, 57,000 of 1M.
+# Measured on 100k chunks (benchmarks/store_scale.py): a 10% filter answered by the graph took
+# 31 ms at recall .95, exact search over the 10,000 chunks that pass is faster and exact.
+EXACT_SEARCH_FLOOR = 2_000
+# pgvector's default cap on the chunks an iterative scan visits; raised for big tables.
+MAX_SCAN_TUPLES = 20_000
 
 CHUNK_COLUMNS = (
     "id, source_type, source_ref, title, text, embedding_input, occurred_at, started_at, heading_path, "
@@ -272,13 +278,26 @@ class PostgresStore:
         self.url = url
         self.location = redact(url)
         try:
+            given = conninfo_to_dict(url)
+        except psycopg.ProgrammingError as error:
+            raise StoreError(f"not a PostgreSQL connection URL: {self.location} ({error})") from error
+        defaults = {"application_name": "threadkeep", "connect_timeout": 10}
+        try:
             # autocommit: reads see what is committed now and hold no snapshot or lock between
             # calls; writes open explicit transactions.
-            self.db = psycopg.connect(url, autocommit=True, application_name="threadkeep", connect_timeout=10)
+            self.db = psycopg.connect(
+                url, autocommit=True, **{key: value for key, value in defaults.items() if key not in given}
+            )
         except psycopg.OperationalError as error:
-            raise StoreError(f"cannot connect to PostgreSQL at {self.location}: {str(error).strip()}") from error
+            reason = str(error).strip()
+            hint = f" (create it with `createdb {given.get('dbname')}`)" if "does not exist" in reason else ""
+            raise StoreError(f"cannot connect to PostgreSQL at {self.location}: {reason}{hint}") from error
         self._lock = threading.RLock()  # one connection: one statement sequence at a time
         try:
+            # psycopg prepares a statement run 5 times, and PostgreSQL then may switch to a generic
+            # plan, blind to the filter values: a search for the 10% of chunks that are documents
+            # went from 2 ms to 19 ms that way (sequential scan instead of the source index).
+            self.db.execute("SET plan_cache_mode = force_custom_plan")
             self._migrate()
             self._register_vector_type()
         except BaseException:
@@ -368,14 +387,23 @@ class PostgresStore:
 
     def _type_vector_column(self, cursor: psycopg.Cursor, dim: int) -> None:
         """Give the vector column its dimension and build the HNSW index, which needs it."""
+        # PLAIN keeps each vector inside its row: out of line (pgvector's default, EXTERNAL, once a
+        # row passes ~2 kB) every distance costs a TOAST fetch, measured 12 µs a row on exact
+        # search. Past ~1,000 dimensions a plain vector would crowd the 8 kB page, so MAIN there.
+        storage = sql.SQL("PLAIN" if dim <= 1000 else "MAIN")
         try:
-            cursor.execute(sql.SQL("ALTER TABLE chunks ALTER COLUMN embedding TYPE vector({})").format(dim))
+            cursor.execute(
+                sql.SQL(
+                    "ALTER TABLE chunks ALTER COLUMN embedding TYPE vector({}), ALTER COLUMN embedding SET STORAGE {}"
+                ).format(dim, storage)
+            )
         except errors.DataException as error:
             raise StoreError(f"{self.location} holds vectors that are not {dim}-dimensional: {error}") from error
         self.create_vector_index(cursor)
 
-    def create_vector_index(self, cursor: psycopg.Cursor | None = None) -> None:
-        """(Re)build the HNSW index; bulk loads drop it first, as building once is much faster."""
+    def create_vector_index(self, cursor: psycopg.Cursor | None = None, memory: str = "1GB") -> None:
+        """(Re)build the HNSW index. A bulk load drops it first: one build is much faster than
+        growing the graph insert by insert."""
         statement = sql.SQL(
             "CREATE INDEX IF NOT EXISTS chunks_embedding ON chunks USING hnsw (embedding vector_cosine_ops) "
             "WITH (m = {}, ef_construction = {})"
@@ -384,8 +412,9 @@ class PostgresStore:
             cursor.execute(statement)
             return
         with self._transaction() as own:
-            # A graph that fits in memory builds many times faster; SET LOCAL ends with the transaction.
-            own.execute("SET LOCAL maintenance_work_mem = '1GB'")
+            # The build is many times faster while the graph fits in maintenance_work_mem;
+            # set_config(..., true) lasts until the end of this transaction only.
+            own.execute("SELECT set_config('maintenance_work_mem', %s, true)", (memory,))
             own.execute(statement)
 
     def drop_vector_index(self) -> None:
@@ -405,13 +434,26 @@ class PostgresStore:
         return ConversationRecord(Conversation(row[0], row[1], row[2], row[3], row[4]), row[5])
 
     def load_messages(self, conversation: str) -> list[Message]:
+        return self._messages(sql.SQL("m.conversation = %s"), [conversation])
+
+    def load_thread(self, conversation: str, message_id: str) -> list[Message]:
+        """Every message of the thread holding `message_id`, in time order (empty if unknown)."""
+        return self._messages(
+            sql.SQL(
+                "m.conversation = %s AND m.id IN (SELECT unnest(t.message_ids) FROM messages x "
+                "JOIN threads t ON t.id = x.thread_id WHERE x.conversation = %s AND x.id = %s)"
+            ),
+            [conversation, conversation, message_id],
+        )
+
+    def _messages(self, where: sql.Composable, params: list[object]) -> list[Message]:
+        statement = sql.SQL(
+            "SELECT m.id, m.conversation, m.sender, m.sent_at, m.text, m.kind, m.role, m.sender_name, m.reply_to, "
+            "m.mentions, m.recalled, m.edited_at, m.platform_thread, m.metadata FROM messages m WHERE {} "
+            "ORDER BY m.position"
+        ).format(where)
         with self._lock:
-            rows = self.db.execute(
-                "SELECT id, conversation, sender, sent_at, text, kind, role, sender_name, reply_to, mentions, "
-                "recalled, edited_at, platform_thread, metadata FROM messages WHERE conversation = %s "
-                "ORDER BY position",
-                (conversation,),
-            ).fetchall()
+            rows = self.db.execute(statement, params).fetchall()
         return [
             Message(
                 id=row[0],
@@ -677,38 +719,57 @@ class PostgresStore:
         vector = np.asarray(query, dtype=np.float32)
         where, params = self._filter_sql(filters)
         filtered = bool(params)
+        ef_search = max(EF_SEARCH, k)
         with self._transaction() as cursor:
             exact = False
             if filtered:
+                # The planner's row estimate is enough to size the threshold; no count(*) of the table.
+                cursor.execute("SELECT greatest(reltuples, 0) FROM pg_class WHERE oid = 'chunks'::regclass")
+                limit = max(EXACT_SEARCH_FLOOR, int(math.sqrt(2 * HNSW_M * ef_search * cursor.fetchone()[0])))
                 cursor.execute(
                     sql.SQL(
                         "SELECT count(*) FROM (SELECT 1 FROM chunks WHERE embedding IS NOT NULL AND {} LIMIT %s) s"
                     ).format(where),
-                    [*params, EXACT_SEARCH_LIMIT + 1],
+                    [*params, limit + 1],
                 )
-                exact = cursor.fetchone()[0] <= EXACT_SEARCH_LIMIT or not self._iterative_scan
+                exact = cursor.fetchone()[0] <= limit or not self._iterative_scan
             if exact:
-                # MATERIALIZED keeps the planner from walking the HNSW graph for an ORDER BY the
-                # filter would mostly discard: the few chunks that pass are compared one by one.
+                # Exact: ordering by the similarity (not by `embedding <=> q`, which the HNSW index
+                # serves) keeps the planner off the graph; the chunks that pass the filter, found
+                # through the btree indexes, are compared one by one (≈ 1 µs each, measured).
                 statement = sql.SQL(
-                    "WITH passing AS MATERIALIZED (SELECT id, embedding FROM chunks "
-                    "WHERE embedding IS NOT NULL AND {}) "
-                    "SELECT id, 1 - (embedding <=> %s) FROM passing ORDER BY embedding <=> %s LIMIT %s"
+                    "SELECT id, 1 - (embedding <=> %s) AS similarity FROM chunks "
+                    "WHERE embedding IS NOT NULL AND {} ORDER BY similarity DESC LIMIT %s"
                 ).format(where)
-                cursor.execute(statement, [*params, vector, vector, k])
+                self._search(cursor, statement, [vector, *params, k], vector)
             else:
-                cursor.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(max(EF_SEARCH, k)),))
+                cursor.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(ef_search),))
                 if filtered:
                     # relaxed_order: keep walking the graph until k chunks pass the filter; the
-                    # outer ORDER BY restores exact order among what was found.
+                    # outer ORDER BY restores exact order among what was found. More than `limit`
+                    # chunks pass, so about ef_search * N / limit < limit visits find them.
                     cursor.execute("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true)")
+                    cursor.execute(
+                        "SELECT set_config('hnsw.max_scan_tuples', %s, true)", (str(max(MAX_SCAN_TUPLES, 2 * limit)),)
+                    )
                 statement = sql.SQL(
                     "WITH nearest AS MATERIALIZED (SELECT id, embedding <=> %s AS distance FROM chunks "
                     "WHERE embedding IS NOT NULL AND {} ORDER BY embedding <=> %s LIMIT %s) "
                     "SELECT id, 1 - distance FROM nearest ORDER BY distance"
                 ).format(where)
-                cursor.execute(statement, [vector, *params, vector, k])
+                self._search(cursor, statement, [vector, *params, vector, k], vector)
             return [(row[0], float(row[1])) for row in cursor.fetchall()]
+
+    def _search(
+        self, cursor: psycopg.Cursor, statement: sql.Composable, params: list[object], query: np.ndarray
+    ) -> None:
+        try:
+            cursor.execute(statement, params)
+        except errors.DataException as error:  # "different vector dimensions 384 and 256"
+            raise StoreError(
+                f"the query vector has {len(query)} dimensions, unlike the vectors in {self.location}; "
+                f"search with the embedder the store was built with ({str(error).strip()})"
+            ) from error
 
     def lexical_candidates(self, text: str, k: int, filters: SearchFilters) -> list[tuple[str, float]]:
         words, bigrams = ts_query_text(content_tokens(text)), ts_query_text(cjk_bigrams(text))

@@ -1,0 +1,352 @@
+"""The HTTP API: every endpoint on the sample corpus, the token rule, limits and path traversal."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from click.testing import CliRunner
+from fastapi.testclient import TestClient
+
+from threadkeep.cli import main
+from threadkeep.generate import Endpoint
+from threadkeep.server.http import MAX_BODY_BYTES, ConfigError, check_binding, create_app, is_loopback
+from threadkeep.server.service import MAX_K, MAX_QUERY_CHARS, IngestRoots, Service
+
+from .conftest import ASK_QUESTION, OFF_TOPIC_QUESTION, free_port, wait_for_port
+
+TOKEN = "s3cret-token-for-tests-0123456789"
+BASE = "http://127.0.0.1:8765"
+
+
+@pytest.fixture(scope="module")
+def service(sample_db, embedder) -> Iterator[Service]:
+    service = Service.open(str(sample_db), embedder=embedder)
+    yield service
+    service.close()
+
+
+@pytest.fixture(scope="module")
+def client(service) -> Iterator[TestClient]:
+    with TestClient(create_app(service), base_url=BASE) as client:
+        yield client
+
+
+def assert_error(response: httpx.Response, status: int, contains: str = "") -> str:
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"].startswith("application/json")
+    body = response.json()
+    assert set(body) == {"error"} and isinstance(body["error"], str) and body["error"]
+    assert contains.lower() in body["error"].lower()
+    return body["error"]
+
+
+# ---- the page and the schema -------------------------------------------------------------------
+
+
+def test_page_and_static_files(client):
+    page = client.get("/")
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    assert '<script src="/static/app.js"' in page.text and "/static/app.css" in page.text
+    assert page.headers["x-content-type-options"] == "nosniff"
+    assert "default-src 'self'" in page.headers["content-security-policy"]
+    script = client.get("/static/app.js")
+    assert script.status_code == 200 and "javascript" in script.headers["content-type"]
+    assert '"/api/ask"' in script.text and "/api/thread" in script.text
+    assert client.get("/static/app.css").headers["content-type"].startswith("text/css")
+
+
+def test_openapi_schema_lists_every_endpoint(client):
+    schema = client.get("/openapi.json").json()
+    paths = schema["paths"]
+    assert {"get", "post"} <= set(paths["/api/ask"])
+    assert "post" in paths["/api/ingest"]
+    for path in ("/api/search", "/api/thread", "/api/conversations", "/api/documents", "/api/stats"):
+        assert "get" in paths[path], path
+    search_params = {p["name"]: p for p in paths["/api/search"]["get"]["parameters"]}
+    assert search_params["q"]["schema"]["maxLength"] == MAX_QUERY_CHARS
+    assert search_params["k"]["schema"]["maximum"] == MAX_K
+    assert client.get("/docs").status_code == 404  # the interactive docs would load a CDN script
+
+
+# ---- the read endpoints ------------------------------------------------------------------------
+
+
+def test_stats_conversations_documents(client):
+    stats = client.get("/api/stats").json()
+    assert stats["conversations"] == 2 and stats["documents"] == 3 and stats["chunks"] > 100
+    conversations = client.get("/api/conversations").json()["conversations"]
+    assert {item["ref"] for item in conversations} == {"yunshu-support-1", "yunshu-support-2"}
+    assert all(item["title"] and item["messages"] > 0 for item in conversations)
+    documents = client.get("/api/documents").json()["documents"]
+    assert len(documents) == 3 and all(item["updated_at"] for item in documents)
+
+
+def test_search_with_filters(client):
+    hits = client.get("/api/search", params={"q": "0x80070005", "k": 4}).json()["hits"]
+    assert 0 < len(hits) <= 4
+    assert {"chunk_id", "source_type", "title", "text", "occurred_at", "score"} <= set(hits[0])
+    assert any("0x80070005" in hit["text"] for hit in hits)
+    documents = client.get("/api/search", params={"q": "0x80070005", "source_type": "document"}).json()["hits"]
+    assert documents and all(hit["source_type"] == "document" for hit in documents)
+    only = client.get("/api/search", params={"q": "授权", "conversation": "yunshu-support-2"}).json()["hits"]
+    assert only and all(hit["source_ref"] == "yunshu-support-2" for hit in only)
+    assert_error(client.get("/api/search", params={"q": "x", "source_type": "email"}), 422, "source_type")
+
+
+def check_grouped_answer(answer: dict) -> None:
+    assert answer["status"] == "answered"
+    groups = answer["groups"]
+    assert groups["documents"] and groups["chat"]
+    for citation in groups["documents"] + groups["chat"]:
+        assert citation["date"][:4] == "2026" and citation["label"] and citation["excerpt"]
+    assert all(c["source_type"] == "chat" and c["evidence_ids"] for c in groups["chat"])
+    assert all(c["source_type"] == "document" for c in groups["documents"])
+
+
+def test_ask_get_and_post_give_the_same_grouped_answer(client):
+    by_get = client.get("/api/ask", params={"q": ASK_QUESTION}).json()
+    check_grouped_answer(by_get)
+    by_post = client.post("/api/ask", json={"question": ASK_QUESTION}).json()
+
+    def cited(answer: dict) -> list[tuple[str, str]]:  # scores move with the clock (time decay)
+        return [(c["chunk_id"], c["label"]) for group in answer["groups"].values() for c in group]
+
+    assert by_post["status"] == "answered" and cited(by_post) == cited(by_get)
+    states = {citation["resolution_state"] for citation in by_get["groups"]["chat"]}
+    assert "resolved" in states
+
+
+def test_ask_refuses_off_topic_questions(client):
+    answer = client.get("/api/ask", params={"q": OFF_TOPIC_QUESTION}).json()
+    assert answer["status"] == "no_answer"
+    assert answer["groups"] == {"documents": [], "chat": []}
+    assert answer["text"].startswith("No answer")
+
+
+def test_thread_by_chunk_and_by_message(client):
+    answer = client.post("/api/ask", json={"question": ASK_QUESTION}).json()
+    citation = answer["groups"]["chat"][0]
+    view = client.get("/api/thread", params={"chunk_id": citation["chunk_id"]}).json()
+    assert view["conversation"] == citation["source_ref"]
+    cited = [message["id"] for message in view["messages"] if message["cited"]]
+    assert cited == citation["evidence_ids"]
+    first = citation["evidence_ids"][0]
+    around = client.get("/api/thread", params={"conversation": citation["source_ref"], "message_id": first}).json()
+    assert [m["id"] for m in around["messages"] if m["cited"]] == [first]
+    assert first in [m["id"] for m in around["messages"]]
+
+
+def test_thread_errors(client):
+    assert_error(client.get("/api/thread"), 400, "chunk_id")
+    assert_error(client.get("/api/thread", params={"conversation": "yunshu-support-1"}), 400, "message_id")
+    assert_error(client.get("/api/thread", params={"chunk_id": "no-such-chunk"}), 404, "no-such-chunk")
+    document_chunk = client.get("/api/search", params={"q": "0x80070005", "source_type": "document"}).json()
+    assert_error(client.get("/api/thread", params={"chunk_id": document_chunk["hits"][0]["chunk_id"]}), 404)
+    missing = {"conversation": "yunshu-support-1", "message_id": "nope"}
+    assert_error(client.get("/api/thread", params=missing), 404, "nope")
+
+
+# ---- limits and errors -------------------------------------------------------------------------
+
+
+def test_query_and_k_are_bounded(client):
+    too_long = "问" * (MAX_QUERY_CHARS + 1)
+    assert_error(client.get("/api/search", params={"q": too_long}), 422, "at most 2000")
+    assert_error(client.get("/api/ask", params={"q": too_long}), 422, "at most 2000")
+    assert_error(client.post("/api/ask", json={"question": too_long}), 422, "question")
+    assert_error(client.get("/api/search", params={"q": "x", "k": 0}), 422, "k")
+    assert_error(client.get("/api/search", params={"q": "x", "k": MAX_K + 1}), 422, "k")
+    assert_error(client.get("/api/search", params={"q": "x", "k": "many"}), 422, "k")
+    assert_error(client.get("/api/search"), 422, "q")
+    assert_error(client.get("/api/search", params={"q": "   "}), 400, "empty")
+    assert_error(client.get("/api/search", params={"q": "x" * 60_000}), 414, "too long")
+
+
+def test_oversized_bodies_are_refused(client):
+    big = json.dumps({"question": "x" * (MAX_BODY_BYTES + 10)})
+    headers = {"content-type": "application/json"}
+    assert_error(client.post("/api/ask", content=big, headers=headers), 413, "too large")
+
+    def chunks() -> Iterator[bytes]:  # no Content-Length: counted while it streams in
+        for _ in range(40):
+            yield b" " * 4096
+
+    assert_error(client.post("/api/ask", content=chunks(), headers=headers), 413, "too large")
+
+
+def test_bad_requests_get_json_errors(client):
+    assert_error(client.post("/api/ask", content="question=hi", headers={"content-type": "text/plain"}), 415, "JSON")
+    assert_error(client.post("/api/ask", content="{not json", headers={"content-type": "application/json"}), 422)
+    assert_error(client.post("/api/ask", json={"k": 3}), 422, "question")
+    assert_error(client.get("/api/nothing-here"), 404, "not found")
+    assert_error(client.delete("/api/stats"), 405, "method")
+    assert_error(client.get("/static/../../../etc/passwd"), 404)
+    assert_error(client.get("/static/%2e%2e/%2e%2e/etc/passwd"), 404)
+    assert_error(client.get("/static/app.js/../../../../etc/hostname"), 404)
+
+
+def test_only_loopback_host_names_without_a_token(service):
+    with TestClient(create_app(service), base_url="http://rebound.example:8765") as foreign:
+        assert_error(foreign.get("/api/stats"), 421, "localhost")
+    for base in ("http://localhost:8765", "http://[::1]:8765", "http://127.0.0.1"):
+        with TestClient(create_app(service), base_url=base) as local:
+            assert local.get("/api/stats").status_code == 200, base
+
+
+# ---- the token ---------------------------------------------------------------------------------
+
+
+def test_token_is_required_on_every_api_call(service):
+    with TestClient(create_app(service, token=TOKEN), base_url="http://kb.example.org") as remote:
+        calls = [
+            ("GET", "/api/stats", None),
+            ("GET", "/api/conversations", None),
+            ("GET", "/api/documents", None),
+            ("GET", "/api/search?q=x", None),
+            ("GET", "/api/ask?q=x", None),
+            ("POST", "/api/ask", {"question": "x"}),
+            ("GET", "/api/thread?chunk_id=x", None),
+            ("POST", "/api/ingest", {"path": "/etc"}),
+        ]
+        for method, path, body in calls:
+            assert_error(remote.request(method, path, json=body), 401, "token")
+            wrong = {"Authorization": f"Bearer {TOKEN}x"}
+            assert_error(remote.request(method, path, json=body, headers=wrong), 401, "token")
+        assert remote.get("/api/stats", headers={"Authorization": f"Basic {TOKEN}"}).status_code == 401
+        good = {"Authorization": f"Bearer {TOKEN}"}
+        assert remote.get("/api/stats", headers=good).json()["conversations"] == 2
+        assert remote.get("/").status_code == 200  # the page itself holds no data; it asks for the token
+
+
+def test_binding_rule():
+    for host in ("127.0.0.1", "127.0.0.2", "localhost", "::1", "[::1]"):
+        assert is_loopback(host), host
+        check_binding(host, None)
+    for host in ("0.0.0.0", "::", "192.168.1.20", "example.org", ""):
+        assert not is_loopback(host), host
+        with pytest.raises(ConfigError, match="without a token"):
+            check_binding(host, None)
+        check_binding(host, TOKEN)
+    with pytest.raises(ConfigError, match="at least 16"):
+        check_binding("0.0.0.0", "short")
+
+
+def test_cli_refuses_a_public_address_without_a_token(tmp_path, monkeypatch):
+    monkeypatch.delenv("THREADKEEP_TOKEN", raising=False)
+    result = CliRunner().invoke(main, ["serve", "--host", "0.0.0.0", "--db", str(tmp_path / "kb.db")])
+    assert result.exit_code == 2
+    assert "without a token" in result.output
+    assert not (tmp_path / "kb.db").exists()
+
+
+def test_live_server_on_all_addresses_requires_the_token(tmp_path):
+    """`threadkeep serve --host 0.0.0.0 --token ...` in a real process, reached over TCP."""
+    port = free_port()
+    env = {**os.environ, "THREADKEEP_EMBEDDER": "hash-64", "THREADKEEP_TOKEN": TOKEN}
+    command = [sys.executable, "-m", "threadkeep.cli", "serve", "--host", "0.0.0.0", "--port", str(port)]
+    server = subprocess.Popen(
+        [*command, "--db", str(tmp_path / "kb.db")], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
+    try:
+        wait_for_port("127.0.0.1", port)
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10) as http:
+            assert_error(http.get("/api/stats"), 401, "token")
+            good = {"Authorization": f"Bearer {TOKEN}"}
+            assert http.get("/api/stats", headers=good).json()["conversations"] == 0
+            big = b"{" + b" " * (MAX_BODY_BYTES + 1) + b"}"
+            headers = {**good, "content-type": "application/json"}
+            assert_error(http.post("/api/ask", content=big, headers=headers), 413, "too large")
+            assert "server" not in http.get("/", headers=good).headers
+            # A full-length Chinese query fits through the server (percent-encoded it is 18 KB); one more is refused.
+            longest = "问" * MAX_QUERY_CHARS
+            assert http.get("/api/search", params={"q": longest}, headers=good).json()["hits"] == []
+            too_long = http.get("/api/search", params={"q": longest + "问"}, headers=good)
+            assert_error(too_long, 422, "at most 2000")
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+        assert server.stdout is not None
+        server.stdout.close()
+
+
+# ---- ingest ------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def folders(tmp_path: Path) -> dict[str, Path]:
+    allowed, outside = tmp_path / "allowed", tmp_path / "outside"
+    (allowed / "docs").mkdir(parents=True)
+    outside.mkdir()
+    (allowed / "docs" / "guide.md").write_text("# Guide\n\n## Install\n\nRun the installer as admin.\n", "utf-8")
+    (outside / "secret.md").write_text("# Secret\n\nDo not read me.\n", "utf-8")
+    return {"allowed": allowed, "outside": outside, "tmp": tmp_path}
+
+
+def ingest_client(folders: dict[str, Path], roots: list[Path]) -> TestClient:
+    service = Service.open(str(folders["tmp"] / "ingest.db"), IngestRoots(roots), embedder="hash-64")
+    return TestClient(create_app(service), base_url=BASE)
+
+
+def test_ingest_inside_the_configured_folder(folders):
+    allowed = folders["allowed"]
+    with ingest_client(folders, [allowed]) as client:
+        report = client.post("/api/ingest", json={"path": str(allowed / "docs")}).json()
+        assert report["format"] == "document" and report["documents"] == 1 and report["chunks"] >= 1
+        assert report["path"] == str((allowed / "docs").resolve())
+        again = client.post("/api/ingest", json={"path": "docs/guide.md"}).json()  # relative to the folder
+        assert again["documents"] == 1 and again["documents_rebuilt"] == 0
+        assert [d["title"] for d in client.get("/api/documents").json()["documents"]] == ["Guide"]
+
+
+def test_ingest_refuses_paths_outside_the_folders(folders):
+    allowed, outside = folders["allowed"], folders["outside"]
+    (allowed / "escape").symlink_to(outside, target_is_directory=True)
+    (allowed / "docs" / "secret-link.md").symlink_to(outside / "secret.md")
+    (allowed / "mixed").mkdir()
+    (allowed / "mixed" / "ok.md").write_text("# Ok\n\ntext\n", "utf-8")
+    (allowed / "mixed" / "leak.md").symlink_to(outside / "secret.md")
+    with ingest_client(folders, [allowed]) as client:
+        attempts = [
+            str(outside),
+            str(outside / "secret.md"),
+            "/etc",
+            "/etc/passwd",
+            f"{allowed}/../outside/secret.md",
+            "../outside",
+            "docs/../../outside/secret.md",
+            str(allowed / "escape"),
+            str(allowed / "escape" / "secret.md"),
+            "escape/secret.md",
+            str(allowed / "docs" / "secret-link.md"),
+            str(allowed.parent),
+        ]
+        for attempt in attempts:
+            assert_error(client.post("/api/ingest", json={"path": attempt}), 403, "outside")
+        assert_error(client.post("/api/ingest", json={"path": str(allowed / "mixed")}), 403, "leak.md")
+        assert_error(client.post("/api/ingest", json={"path": str(allowed / "docs")}), 403, "secret-link.md")
+        assert_error(client.post("/api/ingest", json={"path": "missing.md"}), 404, "does not exist")
+        assert_error(client.post("/api/ingest", json={"path": "a\x00b"}), 400, "not a valid path")
+        assert_error(client.post("/api/ingest", json={"path": str(allowed), "format": "nope"}), 400, "format")
+        assert client.get("/api/documents").json()["documents"] == []
+    assert not any(folders["outside"].glob("*.db"))
+
+
+def test_ingest_is_off_without_configured_folders(folders):
+    with ingest_client(folders, []) as client:
+        path = str(folders["allowed"] / "docs")
+        assert_error(client.post("/api/ingest", json={"path": path}), 403, "--ingest-root")
+
+
+def test_a_failing_model_endpoint_still_gives_the_computed_answer(service):
+    unreachable = Endpoint(f"http://127.0.0.1:{free_port()}/v1", "no-model", timeout=2.0)
+    with TestClient(create_app(Service(service.kb, endpoint=unreachable)), base_url=BASE) as client:
+        answer = client.post("/api/ask", json={"question": ASK_QUESTION}).json()
+    check_grouped_answer(answer)
+    assert answer["generated_text"] is None and answer["generation_error"]
