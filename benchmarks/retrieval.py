@@ -6,8 +6,8 @@
 
 Each bundle is ingested into its own store (kept under runs/stores/ so a rerun
 reuses it), every query is searched in its scope with the clock set to the
-question date when the data gives one, a run file is written to runs/, and the
-scorer's table is printed.
+question date when the data gives one (else just after the conversation's last
+message), a run file is written to runs/, and the scorer's table is printed.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from threadkeep.api import KnowledgeBase
+from threadkeep.search import SearchSettings
 from threadkeep.store import SearchFilters
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,6 +36,16 @@ def question_time(query: dict) -> datetime | None:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
+def last_message_time(kb: KnowledgeBase, conversation: str | None) -> datetime:
+    """Without a question date, the question is asked right after the conversation's last message."""
+    times = [
+        str(item["last_message_at"])
+        for item in kb.store.list_conversations()
+        if item["last_message_at"] and conversation in (None, item["ref"])
+    ]
+    return max(datetime.fromisoformat(t) for t in times)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("dataset", choices=["locomo", "longmemeval"])
@@ -42,6 +53,9 @@ def main() -> None:
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--limit", type=int, default=0, help="only the first N queries")
     parser.add_argument("--label", default="")
+    parser.add_argument(
+        "--half-life-days", type=float, default=None, help="chat time decay (default: the product's 180 days)"
+    )
     args = parser.parse_args()
 
     queries = [json.loads(line) for line in (BENCH / args.dataset / "queries.jsonl").open(encoding="utf-8")]
@@ -52,6 +66,7 @@ def main() -> None:
     stores.mkdir(parents=True, exist_ok=True)
     run_path = RUNS / f"{label}.jsonl"
     opened: dict[str, KnowledgeBase] = {}
+    settings = SearchSettings(half_life_days=args.half_life_days) if args.half_life_days else SearchSettings()
     started = time.perf_counter()
     search_seconds = 0.0
     with run_path.open("w", encoding="utf-8") as run:
@@ -66,7 +81,8 @@ def main() -> None:
             kb = opened[bundle_name]
             filters = SearchFilters(conversation=scope.get("conversationRef"))
             tick = time.perf_counter()
-            hits = kb.search(query["question"], k=args.k, filters=filters, now=question_time(query))
+            now = question_time(query) or last_message_time(kb, scope.get("conversationRef"))
+            hits = kb.search(query["question"], k=args.k, filters=filters, now=now, settings=settings)
             search_seconds += time.perf_counter() - tick
             retrieved = [list(hit.chunk.evidence_ids or ()) for hit in hits]
             run.write(json.dumps({"qid": query["qid"], "retrieved": retrieved}) + "\n")

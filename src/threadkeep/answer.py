@@ -120,8 +120,17 @@ def chat_excerpt(chunk: Chunk, question: str) -> str:
 
 
 def document_excerpt(chunk: Chunk) -> str:
+    """The section's first lines (tables and lists keep their line breaks), cut on a line boundary."""
     body = chunk.text.split("\n\n", 1)[-1].strip()
-    return _shorten(" ".join(body.split()), EXCERPT_CHARS * 2)
+    kept: list[str] = []
+    for line in (line.rstrip() for line in body.splitlines()):
+        if not line or set(line) <= set("|-: "):
+            continue
+        if kept and sum(map(len, kept)) + len(line) > EXCERPT_CHARS * 2:
+            kept.append("…")
+            break
+        kept.append(_shorten(line, EXCERPT_CHARS * 2))
+    return "\n".join(kept)
 
 
 def _shorten(text: str, limit: int = EXCERPT_CHARS) -> str:
@@ -178,7 +187,7 @@ def render_text(answer: Answer) -> str:
     parts: list[str] = []
     if answer.documents:
         parts.append("From the documents:")
-        parts += [f"- {c.label}\n  {c.excerpt}" for c in answer.documents]
+        parts += [f"- {c.label}\n  " + "\n  ".join(c.excerpt.splitlines()) for c in answer.documents]
     if answer.chat:
         parts.append("From chat discussions:")
         for citation in answer.chat:
