@@ -18,7 +18,7 @@ from threadkeep.store import SearchFilters, Store
 @dataclass(frozen=True, slots=True)
 class SearchSettings:
     candidates: int = 50  # taken from each retriever before fusion
-    rrf_k: int = 60
+    rrf_k: int = 10  # chosen on LoCoMo (turn R@10 .837 vs .818 at 60) and the sample questions
     half_life_days: float = 180.0
 
 
