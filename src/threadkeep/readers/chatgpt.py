@@ -65,11 +65,7 @@ def read(path: Path) -> ReadResult:
     result = ReadResult(format=NAME)
     if path.is_dir():
         path = path / EXPORT_FILE
-    try:
-        data, problems = load_json(path)
-    except RecursionError:
-        # _io does not catch RecursionError yet: JSON nested deeper than Python's stack is bad input too.
-        data, problems = None, [Skip(str(path), None, "JSON nested too deeply to read")]
+    data, problems = load_json(path)
     result.skipped.extend(problems)
     if data is None:
         return result

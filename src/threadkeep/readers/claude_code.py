@@ -210,7 +210,7 @@ def _read_file(path: Path, result: ReadResult, seen: set[str]) -> None:
     try:
         records = _read_records(path, result, seen, session)
     except RecursionError:
-        # _io does not catch RecursionError yet: a line nested deeper than Python's stack is bad input too.
+        # A line nested deeper than Python's stack is bad input too.
         result.skipped.append(Skip(file, None, "a line is nested too deeply to read; the rest of the file left out"))
         records = 1
     if not records:

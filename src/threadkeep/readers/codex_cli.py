@@ -151,16 +151,12 @@ class _Rollout:
             try:
                 self._read_lines()
             except RecursionError:
-                # _io does not catch RecursionError yet: a line nested deeper than Python's stack is bad input too.
+                # A line nested deeper than Python's stack is bad input too.
                 self.skip(None, "a line is nested too deeply to read; the rest of the file left out")
         self._finish()
 
     def _read_json(self) -> None:
-        try:
-            data, problems = load_json(self.path)
-        except RecursionError:
-            # _io does not catch RecursionError yet: JSON nested deeper than Python's stack is bad input too.
-            data, problems = None, [Skip(str(self.path), None, "JSON nested too deeply to read")]
+        data, problems = load_json(self.path)
         self.result.skipped.extend(problems)
         if data is None:
             return

@@ -129,11 +129,7 @@ def _content(content: Any, draft: Draft, problems: list[str]) -> list[str]:
 
 
 def _load(path: Path) -> tuple[Any, list[Skip]]:
-    try:
-        return load_json(path)
-    except RecursionError:
-        # _io does not catch RecursionError yet: JSON nested deeper than Python's stack is bad input too.
-        return None, [Skip(str(path), None, "JSON nested too deeply to read")]
+    return load_json(path)
 
 
 def _title(messages: list[Any], ref: str) -> str:

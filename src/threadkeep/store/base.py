@@ -2,14 +2,66 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
 from threadkeep.model import Chunk, Conversation, Document, Message, Thread
+
+
+def chunk_from_row(row: Sequence[Any], decode: Callable[[Any], Any] = lambda value: value) -> Chunk:
+    """A chunk from a row in `CHUNK_COLUMNS` order; `decode` turns stored JSON lists into lists."""
+    (id_, source_type, source_ref, title, text, embedding_input, occurred_at, started_at, heading_path,
+     evidence_ids, resolution_state, media) = row  # fmt: skip
+    return Chunk(
+        id=id_,
+        source_type=source_type,
+        source_ref=source_ref,
+        title=title,
+        text=text,
+        embedding_input=embedding_input,
+        occurred_at=datetime.fromisoformat(occurred_at),
+        started_at=datetime.fromisoformat(started_at) if started_at else None,
+        heading_path=tuple(decode(heading_path)) if heading_path else None,
+        evidence_ids=tuple(decode(evidence_ids)) if evidence_ids else None,
+        resolution_state=resolution_state,
+        has_unresolved_media=bool(media),
+    )
+
+
+MESSAGE_COLUMNS = (
+    "id, conversation, sender, sent_at, text, kind, role, sender_name, reply_to, mentions, recalled, "
+    "edited_at, platform_thread, metadata"
+)
+
+
+def message_from_row(row: Sequence[Any], decode: Callable[[Any], Any] = lambda value: value) -> Message:
+    """A message from a row in `MESSAGE_COLUMNS` order; `decode` turns stored JSON into Python values."""
+    return Message(
+        id=row[0],
+        conversation=row[1],
+        sender=row[2],
+        sent_at=datetime.fromisoformat(row[3]),
+        text=row[4],
+        kind=row[5],
+        role=row[6],
+        sender_name=row[7],
+        reply_to=row[8],
+        mentions=tuple(decode(row[9])),
+        recalled=bool(row[10]),
+        edited_at=datetime.fromisoformat(row[11]) if row[11] else None,
+        platform_thread=row[12],
+        metadata=decode(row[13]),
+    )
+
+
+CHUNK_COLUMNS = (
+    "id, source_type, source_ref, title, text, embedding_input, occurred_at, started_at, heading_path, "
+    "evidence_ids, resolution_state, has_unresolved_media"
+)
 
 
 class StoreError(RuntimeError):

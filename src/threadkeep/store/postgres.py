@@ -38,7 +38,14 @@ from psycopg.pq import Format
 from psycopg.types.json import Jsonb
 
 from threadkeep.model import Chunk, Conversation, Document, Message, Thread
-from threadkeep.store.base import ConversationRecord, SearchFilters, StoreError
+from threadkeep.store.base import (
+    CHUNK_COLUMNS,
+    ConversationRecord,
+    SearchFilters,
+    StoreError,
+    chunk_from_row,
+    message_from_row,
+)
 from threadkeep.store.sqlite import BIGRAM_WEIGHT, input_hash
 from threadkeep.text import cjk_bigrams, content_tokens
 
@@ -156,10 +163,6 @@ EXACT_SEARCH_FLOOR = 2_000
 # pgvector's default cap on the chunks an iterative scan visits; raised for big tables.
 MAX_SCAN_TUPLES = 20_000
 
-CHUNK_COLUMNS = (
-    "id, source_type, source_ref, title, text, embedding_input, occurred_at, started_at, heading_path, "
-    "evidence_ids, resolution_state, has_unresolved_media"
-)
 CHUNK_COPY = (
     "COPY chunks (id, source_type, source_ref, title, text, embedding_input, input_hash, embedding, occurred_at, "
     "occurred_ts, started_at, heading_path, evidence_ids, resolution_state, has_unresolved_media, search_words, "
@@ -187,44 +190,9 @@ def _json(value: Any) -> Jsonb:
     return Jsonb(value, dumps=lambda obj: json.dumps(obj, ensure_ascii=False, default=str).replace("\\u0000", "\ufffd"))
 
 
-def _time(value: str | None) -> datetime | None:
-    return datetime.fromisoformat(value) if value else None
-
-
 def _aware(moment: datetime) -> datetime:
     # Naive filter times mean local time, as `datetime.timestamp()` reads them in the SQLite store.
     return datetime.fromtimestamp(moment.timestamp(), UTC)
-
-
-def _chunk_from_row(row: Sequence) -> Chunk:
-    (
-        id_,
-        source_type,
-        source_ref,
-        title,
-        text,
-        embedding_input,
-        occurred_at,
-        started_at,
-        heading_path,
-        evidence_ids,
-        resolution_state,
-        media,
-    ) = row
-    return Chunk(
-        id=id_,
-        source_type=source_type,
-        source_ref=source_ref,
-        title=title,
-        text=text,
-        embedding_input=embedding_input,
-        occurred_at=datetime.fromisoformat(occurred_at),
-        started_at=_time(started_at),
-        heading_path=tuple(heading_path) if heading_path is not None else None,
-        evidence_ids=tuple(evidence_ids) if evidence_ids is not None else None,
-        resolution_state=resolution_state,
-        has_unresolved_media=bool(media),
-    )
 
 
 def ts_query_text(tokens: Iterable[str]) -> str:
@@ -454,25 +422,7 @@ class PostgresStore:
         ).format(where)
         with self._lock:
             rows = self.db.execute(statement, params).fetchall()
-        return [
-            Message(
-                id=row[0],
-                conversation=row[1],
-                sender=row[2],
-                sent_at=datetime.fromisoformat(row[3]),
-                text=row[4],
-                kind=row[5],
-                role=row[6],
-                sender_name=row[7],
-                reply_to=row[8],
-                mentions=tuple(row[9]),
-                recalled=row[10],
-                edited_at=_time(row[11]),
-                platform_thread=row[12],
-                metadata=row[13],
-            )
-            for row in rows
-        ]
+        return [message_from_row(row) for row in rows]
 
     def embeddings_for(self, source_ref: str) -> dict[str, np.ndarray]:
         with self._lock, self.db.cursor(binary=True) as cursor:
@@ -800,7 +750,7 @@ class PostgresStore:
             return {}
         with self._lock:
             rows = self.db.execute(f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE id = ANY(%s)", (ids,)).fetchall()
-        return {row[0]: _chunk_from_row(row) for row in rows}
+        return {row[0]: chunk_from_row(row) for row in rows}
 
     def stats(self) -> dict[str, object]:
         with self._lock:

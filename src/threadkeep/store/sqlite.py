@@ -18,7 +18,15 @@ from pathlib import Path
 import numpy as np
 
 from threadkeep.model import Chunk, Conversation, Document, Message, Thread
-from threadkeep.store.base import ConversationRecord, SearchFilters, StoreError
+from threadkeep.store.base import (
+    CHUNK_COLUMNS,
+    MESSAGE_COLUMNS,
+    ConversationRecord,
+    SearchFilters,
+    StoreError,
+    chunk_from_row,
+    message_from_row,
+)
 from threadkeep.text import cjk_bigrams, content_tokens
 
 MIGRATIONS: list[str] = [
@@ -105,46 +113,6 @@ MIGRATIONS: list[str] = [
 
 # Bigrams back up word matches; they count for less so word matches keep deciding the ranking.
 BIGRAM_WEIGHT = 0.1
-
-CHUNK_COLUMNS = (
-    "id, source_type, source_ref, title, text, embedding_input, occurred_at, started_at, heading_path, "
-    "evidence_ids, resolution_state, has_unresolved_media"
-)
-
-
-def _time(value: str | None) -> datetime | None:
-    return datetime.fromisoformat(value) if value else None
-
-
-def _chunk_from_row(row: Sequence) -> Chunk:
-    (
-        id_,
-        source_type,
-        source_ref,
-        title,
-        text,
-        embedding_input,
-        occurred_at,
-        started_at,
-        heading_path,
-        evidence_ids,
-        resolution_state,
-        media,
-    ) = row
-    return Chunk(
-        id=id_,
-        source_type=source_type,
-        source_ref=source_ref,
-        title=title,
-        text=text,
-        embedding_input=embedding_input,
-        occurred_at=datetime.fromisoformat(occurred_at),
-        started_at=_time(started_at),
-        heading_path=tuple(json.loads(heading_path)) if heading_path else None,
-        evidence_ids=tuple(json.loads(evidence_ids)) if evidence_ids else None,
-        resolution_state=resolution_state,
-        has_unresolved_media=bool(media),
-    )
 
 
 def fts_query(tokens: Iterable[str]) -> str:
@@ -257,29 +225,9 @@ class SQLiteStore:
 
     def load_messages(self, conversation: str) -> list[Message]:
         rows = self.db.execute(
-            "SELECT id, conversation, sender, sent_at, text, kind, role, sender_name, reply_to, mentions, recalled, "
-            "edited_at, platform_thread, metadata FROM messages WHERE conversation = ? ORDER BY position",
-            (conversation,),
+            f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE conversation = ? ORDER BY position", (conversation,)
         ).fetchall()
-        return [
-            Message(
-                id=row[0],
-                conversation=row[1],
-                sender=row[2],
-                sent_at=datetime.fromisoformat(row[3]),
-                text=row[4],
-                kind=row[5],
-                role=row[6],
-                sender_name=row[7],
-                reply_to=row[8],
-                mentions=tuple(json.loads(row[9])),
-                recalled=bool(row[10]),
-                edited_at=_time(row[11]),
-                platform_thread=row[12],
-                metadata=json.loads(row[13]),
-            )
-            for row in rows
-        ]
+        return [message_from_row(row, json.loads) for row in rows]
 
     def load_thread(self, conversation: str, message_id: str) -> list[Message]:
         """Every message of the thread holding `message_id`, in time order (empty if unknown)."""
@@ -539,7 +487,7 @@ class SQLiteStore:
             batch = ids[start : start + 500]
             marks = ",".join("?" * len(batch))
             for row in self.db.execute(f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE id IN ({marks})", batch):
-                found[row[0]] = _chunk_from_row(row)
+                found[row[0]] = chunk_from_row(row, json.loads)
         return found
 
     def stats(self) -> dict[str, object]:
