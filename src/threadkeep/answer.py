@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from threadkeep.model import Chunk, Hit
-from threadkeep.text import content_tokens, is_noise
+from threadkeep.text import content_tokens, is_me_too, is_noise, is_question
+from threadkeep.threads.resolution import confirms
 
 # Cosine similarity (multilingual-e5-small, "query:" vs "passage:") below which a chunk
 # is not taken as relevant. Measured by benchmarks/refusal_threshold.py on the sample
@@ -103,20 +104,26 @@ def document_label(chunk: Chunk) -> str:
 
 
 def chat_excerpt(chunk: Chunk, question: str) -> str:
-    """The thread's opening message, the lines closest to the question, and its last word."""
-    lines = [line for line in chunk.text.splitlines() if line.strip()]
-    spoken = [
-        (index, line)
-        for index, line in enumerate(lines)
-        if (match := _TRANSCRIPT_LINE.match(line)) is None or not is_noise(match["text"])
-    ]
+    """The opening message, the answer and its confirmation when there are some, then the lines closest
+    to the question, in thread order."""
+    spoken = []
+    for index, line in enumerate(line for line in chunk.text.splitlines() if line.strip()):
+        match = _TRANSCRIPT_LINE.match(line)
+        who, said = (match["who"], match["text"]) if match else ("", line)
+        if not is_noise(said):
+            spoken.append((index, line, who, said))
     if len(spoken) <= EXCERPT_LINES:
-        chosen = spoken
-    else:
-        wanted = set(content_tokens(question))
-        middle = sorted(spoken[1:-1], key=lambda item: -len(wanted & set(content_tokens(item[1]))))
-        chosen = sorted([spoken[0], *middle[: EXCERPT_LINES - 2], spoken[-1]])
-    return "\n".join(_shorten(line) for _, line in chosen)
+        return "\n".join(_shorten(line) for _, line, _, _ in spoken)
+    asker = spoken[0][2]
+    wanted = set(content_tokens(question))
+
+    def weight(item: tuple[int, str, str, str]) -> tuple[int, int]:
+        _, _, who, said = item
+        answers = who != asker and not is_question(said) and not is_me_too(said)
+        return (2 * answers + 2 * confirms(said) + min(len(wanted & set(content_tokens(said))), 3), len(said))
+
+    rest = sorted(spoken[1:], key=weight, reverse=True)[: EXCERPT_LINES - 1]
+    return "\n".join(_shorten(line) for _, line, _, _ in sorted([spoken[0], *rest]))
 
 
 def document_excerpt(chunk: Chunk) -> str:

@@ -45,7 +45,12 @@ def _asks(text: str) -> bool:
 
 
 def _worked(message: Message) -> bool:
-    text = message.text.strip()
+    return confirms(message.text)
+
+
+def confirms(text: str) -> bool:
+    """Someone saying a suggestion worked: 「好了」, 「找到了 谢谢」, "that fixed it"."""
+    text = text.strip()
     if not text or _asks(text) or _DENIED.search(text):
         return False
     if _WORKED.search(text):
