@@ -10,7 +10,7 @@ from __future__ import annotations
 import codecs
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -149,3 +149,16 @@ def read_text_or_skip(path: Path, skipped: list[Skip]) -> str | None:
         return None
     skipped.extend(problems)
     return text
+
+
+def files_to_read(
+    path: Path, claims: Callable[[Path], bool], what: str, skipped: list[Skip], recursive: bool = False
+) -> list[Path]:
+    """`path` itself, or every file in the folder `path` that `claims` recognises (a Skip when none)."""
+    if not path.is_dir():
+        return [path]
+    children = path.rglob("*") if recursive else path.glob("*")
+    files = sorted(child for child in children if child.is_file() and claims(child))
+    if not files:
+        skipped.append(Skip(str(path), None, f"no {what} files found"))
+    return files

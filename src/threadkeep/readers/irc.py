@@ -29,7 +29,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 
 from threadkeep.model import Conversation, Message, ReadResult, Skip
-from threadkeep.readers._io import decode, read_text_or_skip
+from threadkeep.readers._io import decode, files_to_read, read_text_or_skip
 
 NAME = "irc"
 
@@ -314,14 +314,7 @@ def _read_file(path: Path, result: ReadResult) -> None:
 
 def read(path: Path) -> ReadResult:
     result = ReadResult(format=NAME)
-    if path.is_dir():
-        # A folder of logs/pastes: every file in it that looks like one.
-        files = sorted(child for child in path.rglob("*") if child.is_file() and detect(child))
-        if not files:
-            result.skipped.append(Skip(str(path), None, "no IRC files found"))
-    else:
-        files = [path]
-    for file in files:
+    for file in files_to_read(path, detect, "IRC", result.skipped, recursive=True):
         _read_file(file, result)
     result.messages.sort(key=lambda message: message.sent_at)
     return result
