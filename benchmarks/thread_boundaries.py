@@ -2,6 +2,8 @@
 
     python benchmarks/thread_boundaries.py                 # sample + ../shared/bench/irc/dev
     python benchmarks/thread_boundaries.py --split train
+    python benchmarks/thread_boundaries.py --learned            # also the learned reply-link scorer
+    python benchmarks/thread_boundaries.py --learned --model /tmp/reply_model.json
 
 Prints the official metrics from `score_threads.py` (VI, 1-1, exact P/R/F, link P/R/F)
 and the assigner's speed in messages per second.
@@ -18,7 +20,10 @@ import time
 from pathlib import Path
 
 from threadkeep.api import threads_of
-from threadkeep.model import Thread
+from threadkeep.model import ReadResult, Thread
+from threadkeep.readers import read_path
+from threadkeep.threads import ThreadSettings
+from threadkeep.threads.mentions import NameIndex
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
@@ -64,16 +69,36 @@ def sample_gold(folder: Path, target: Path) -> Path:
     return target
 
 
-def run(name: str, bundle: Path, gold: Path, work: Path) -> None:
+def learned_threads_of(bundle: Path, model_path: Path | None = None) -> tuple[ReadResult, list[Thread]]:
+    """Like `threads_of`, with the learned reply-link scorer in place of the rules (system lines stand alone)."""
+    from threadkeep.threads.learned import ReplyModel, assign_learned, reply_model
+
+    model = ReplyModel.load(model_path) if model_path else reply_model()
+    settings = ThreadSettings()
+    result = read_path(bundle)
+    by_conversation: dict[str, list] = {}
+    for message in result.messages:
+        by_conversation.setdefault(message.conversation, []).append(message)
+    threads: list[Thread] = []
+    for ref, messages in by_conversation.items():
+        free = [message for message in messages if not message.is_system]
+        threads += [Thread(ref, (message.id,)) for message in messages if message.is_system]
+        groups, links = assign_learned(free, NameIndex(messages), settings, model)
+        threads += [Thread(ref, tuple(group), {m: links[m] for m in group if m in links}) for group in groups]
+    return result, threads
+
+
+def run(name: str, bundle: Path, gold: Path, work: Path, assigner: str = "rules", model: Path | None = None) -> None:
     started = time.perf_counter()
-    result, threads = threads_of(bundle)
+    result, threads = threads_of(bundle) if assigner == "rules" else learned_threads_of(bundle, model)
     elapsed = time.perf_counter() - started
-    prediction = work / f"{name}.jsonl"
+    prediction = work / f"{name}-{assigner}.jsonl"
     write_prediction(threads, prediction)
     figures = score(gold, prediction)
     row = "  ".join(f"{metric} {figures[metric]:.1f}" for metric in METRICS if metric in figures)
+    label = "rules " if assigner == "rules" else "learned"
     print(
-        f"{name:<12} rules  {row}  ({len(result.messages):,} messages, {len(result.messages) / elapsed:,.0f} msg/s "
+        f"{name:<12} {label}  {row}  ({len(result.messages):,} messages, {len(result.messages) / elapsed:,.0f} msg/s "
         f"incl. reading)"
     )
 
@@ -81,13 +106,19 @@ def run(name: str, bundle: Path, gold: Path, work: Path) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--split", default="dev", choices=["dev", "train"])
+    parser.add_argument("--learned", action="store_true", help="also run the learned reply-link scorer")
+    parser.add_argument("--model", type=Path, help="a reply model file other than the packaged one")
     args = parser.parse_args()
+    assigners = ["rules", "learned"] if args.learned or args.model else ["rules"]
     with tempfile.TemporaryDirectory() as folder:
         work = Path(folder)
         if (SAMPLE / "gold.json").exists():
-            run("sample", SAMPLE, sample_gold(SAMPLE, work / "sample-gold"), work)
+            gold = sample_gold(SAMPLE, work / "sample-gold")
+            for assigner in assigners:
+                run("sample", SAMPLE, gold, work, assigner, args.model)
         irc = SHARED / "bench" / "irc" / args.split
-        run(f"irc-{args.split}", irc / "bundle", irc / "gold", work)
+        for assigner in assigners:
+            run(f"irc-{args.split}", irc / "bundle", irc / "gold", work, assigner, args.model)
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ from threadkeep.ingest import IngestReport
 from threadkeep.model import Hit, Message
 from threadkeep.readers import UnknownFormatError, format_names, read_path
 from threadkeep.store import SearchFilters, StoreError, default_location
+from threadkeep.threads import ThreadSettings
 from threadkeep.transcript import to_transcript
 
 out = Console(highlight=False, soft_wrap=True)
@@ -112,9 +113,16 @@ def ingest(path: str, format: str | None, as_json: bool, db: str | None) -> None
 @click.argument("path", type=click.Path(exists=True))
 @click.option("--format", "format", type=click.Choice(format_names()), default=None, help="Force a reader.")
 @click.option("--jsonl", "as_jsonl", is_flag=True, help="One JSON line per message: id, thread, reply_to.")
-def threads(path: str, format: str | None, as_jsonl: bool) -> None:
+@click.option(
+    "--assigner",
+    type=click.Choice(["learned", "rules"]),
+    default="learned",
+    show_default=True,
+    help="The learned reply-link model or the hand-written rules.",
+)
+def threads(path: str, format: str | None, as_jsonl: bool, assigner: str) -> None:
     """Reconstruct the threads of an export (no store needed)."""
-    result, found = threads_of(path, format)
+    result, found = threads_of(path, format, ThreadSettings(assigner=assigner))
     for skip in result.skipped:
         err.print(f"skipped {skip}", markup=False)
     if as_jsonl:

@@ -29,7 +29,7 @@ from threadkeep.store.sqlite import input_hash
 from threadkeep.threads import ThreadSettings, build_threads
 
 # Bump when threading or chunking changes what the same messages produce, so stores rebuild.
-PIPELINE_VERSION = "3"
+PIPELINE_VERSION = "4"
 
 # Tokens kept free under the model's input size for the "passage: " prefix and special tokens.
 TOKEN_MARGIN = 32

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 
 from threadkeep.model import Message, Thread
 from threadkeep.threads.exchanges import split_exchanges
+from threadkeep.threads.learned import assign_learned
 from threadkeep.threads.mentions import NameIndex
 from threadkeep.threads.rules import ThreadSettings, assign_threads
 from threadkeep.threads.utterances import merge_utterances
@@ -38,8 +39,12 @@ def reconstruct_conversation(messages: list[Message], settings: ThreadSettings |
     for message_ids in platform.values():
         links = dict(zip(message_ids[1:], message_ids[:-1], strict=False))
         threads.append(Thread(conversation, tuple(message_ids), links))
-    utterances = merge_utterances(free, settings.merge_gap)
-    groups, reply_to = assign_threads(utterances, NameIndex(messages), settings)
+    if settings.assigner == "learned":
+        groups, reply_to = assign_learned(free, NameIndex(messages), settings)
+    elif settings.assigner == "rules":
+        groups, reply_to = assign_threads(merge_utterances(free, settings.merge_gap), NameIndex(messages), settings)
+    else:
+        raise ValueError(f"unknown thread assigner {settings.assigner!r} (learned or rules)")
     for message_ids in groups:
         links = {mid: reply_to[mid] for mid in message_ids if mid in reply_to}
         threads.append(Thread(conversation, tuple(message_ids), links))

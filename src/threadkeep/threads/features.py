@@ -8,10 +8,10 @@ further back. Pairs live in an `(n, slots)` grid: slot 0 is the message itself, 
 slots hold -1.
 
 Static features (`STATIC`) depend only on the messages and are computed for the whole
-grid at once with numpy; dynamic features (`DYNAMIC`) describe the threads built so far
-by the left-to-right decoder and are computed per message (`dynamic_features`).
-Nothing here depends on a language: tokens come from `text.content_tokens` (Chinese
-segmented, English stemmed), names from `NameIndex`, questions and noise from `text`.
+grid at once with numpy; dynamic features (`DYNAMIC`) describe the threads a left-to-right
+decoding has built so far (`ThreadState`). Nothing here depends on a language: tokens come
+from `text.content_tokens` (Chinese segmented, English stemmed), lengths are counted in
+tokens, names come from `NameIndex`, questions / noise / "me too" from `text`.
 """
 
 from __future__ import annotations
@@ -24,11 +24,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from threadkeep.model import Message
-from threadkeep.text import content_tokens, is_noise, is_question
+from threadkeep.text import content_tokens, is_me_too, is_noise, is_question
 from threadkeep.threads.mentions import NameIndex
 
 WINDOW = 50  # earlier messages offered as parents
 FAR_SLOTS = 2  # addressees' latest messages further back than the window
+RATE_WINDOW = 200  # messages over which `address_rate` is measured
+RATE_PRIOR = (0.3, 20.0)  # ... smoothed towards this share, with this weight in messages
 
 _URL = re.compile(r"https?://|www\.|\.(?:com|org|net|io|cn)\b", re.IGNORECASE)
 _WORD = re.compile(r"[^\s,，:：;；.。!！?？()（）\"'“”<>@]+")
@@ -54,7 +56,7 @@ STATIC: tuple[str, ...] = (
     "j_latest_to_i",  # the latest message that addressed this speaker
     "j_question",
     "j_noise",
-    "j_log_len",
+    "j_log_tokens",  # content tokens, not characters: comparable across languages
     "j_url",
     "j_media",
     "overlap",  # idf-weighted shared tokens
@@ -66,16 +68,15 @@ STATIC: tuple[str, ...] = (
     "candidate_rank",  # 0 for the previous message, 1 for the one before... (self = 0)
     "i_question",
     "i_noise",
-    "i_log_len",
+    "i_log_tokens",
     "i_url",
     "i_media",
     "i_addresses_any",
     "i_log_gap_previous",  # minutes since the previous message
-    "i_log_gap_own",  # minutes since this speaker's previous message
     "i_addressed_recently",  # someone addressed this speaker within the window
-    "i_new_speaker",  # first message of this speaker within the window
     "i_max_overlap",
-    "i_candidates",
+    "i_me_too",  # 「+1 我也是」, "same here": joining someone else's report
+    "address_rate",  # share of recent messages that address someone: how much this chat relies on names
     "rule_parent",  # the rule-based assigner links this message to the candidate
     "rule_same_thread",  # ... or puts both in one thread
     "rule_new_thread",  # ... or starts a thread with this message
@@ -98,7 +99,6 @@ DYNAMIC: tuple[str, ...] = (
 )
 
 FEATURES: tuple[str, ...] = STATIC + DYNAMIC
-COLUMN = {name: index for index, name in enumerate(FEATURES)}
 
 
 @dataclass(slots=True)
@@ -134,9 +134,14 @@ def prepare(
     names: NameIndex,
     rule_threads: Sequence[Sequence[str]] | None = None,
     rule_links: dict[str, str] | None = None,
+    tokens: Sequence[frozenset[str] | None] | None = None,
     window: int = WINDOW,
 ) -> Prepared:
-    """Facts and static pair features of one conversation's messages (time order, no system lines)."""
+    """Facts and static pair features of one conversation's messages (time order, no system lines).
+
+    `rule_threads` / `rule_links` are the rule-based assigner's decisions (features of their own);
+    `tokens` may give messages' `content_tokens` already computed (None where not).
+    """
     n = len(messages)
     ids = [message.id for message in messages]
     start = messages[0].sent_at if messages else None
@@ -149,8 +154,9 @@ def prepare(
 
     addresses: list[frozenset[int]] = []
     named: list[frozenset[int]] = []
-    tokens: list[frozenset[str]] = []
+    token_sets: list[frozenset[str]] = []
     question = np.zeros(n, dtype=bool)
+    me_too = np.zeros(n, dtype=bool)
     noise = np.zeros(n, dtype=bool)
     url = np.zeros(n, dtype=bool)
     media = np.zeros(n, dtype=bool)
@@ -163,19 +169,24 @@ def prepare(
         addressed = speaker_ids(refs) - {own}
         addresses.append(addressed)
         named.append((speaker_ids(_speaker_names(text, names)) | addressed) - {own})
-        tokens.append(frozenset(content_tokens(text)) if text else frozenset())
+        known = tokens[index] if tokens is not None else None
+        token_sets.append(known if known is not None else frozenset(content_tokens(text)) if text else frozenset())
         question[index] = is_question(text)
+        me_too[index] = is_me_too(text)
         noise[index] = is_noise(text) and not message.is_media
         url[index] = bool(_URL.search(text))
         media[index] = message.is_media
-        length[index] = len(text)
+        length[index] = len(token_sets[index])
 
     # Inverse document frequency within the conversation (as the rule-based assigner does).
+    tokens = token_sets
     frequency: dict[str, int] = {}
     for token_set in tokens:
         for token in token_set:
             frequency[token] = frequency.get(token, 0) + 1
-    idf = {token: math.log((n + 1) / (count + 0.5)) + 1.0 for token, count in frequency.items()}
+    # Weights on a 1/1024 grid: sums are then exact whatever order a set yields its tokens in
+    # (string hashing, hence set order, changes from one process to the next).
+    idf = {token: round((math.log((n + 1) / (count + 0.5)) + 1.0) * 1024) / 1024 for token, count in frequency.items()}
     weight = np.array([sum(idf[token] for token in token_set) for token_set in tokens], dtype=np.float64)
 
     # Who spoke before / after, who addressed whom most recently.
@@ -278,10 +289,12 @@ def prepare(
     max_overlap = overlap.max(axis=1)
     overlap_rel = np.where(max_overlap[:, None] > 0, overlap / np.maximum(max_overlap[:, None], 1e-9), 0.0)
     gap_previous = np.concatenate([[1e4], np.diff(times) / 60.0]) if n else np.zeros(0)
-    gap_own = np.where(previous_own >= 0, (times - times[np.maximum(previous_own, 0)]) / 60.0, 1e4)
     addressed_recently = (latest_to >= 0) & (rows - latest_to <= window)
-    new_speaker = (previous_own < 0) | (rows - previous_own > window)
-    n_candidates = valid.sum(axis=1) - 1
+    addressing = np.concatenate([[0], np.cumsum(addresses_any)])
+    recent = np.minimum(rows + 1, RATE_WINDOW)
+    share, prior_weight = RATE_PRIOR
+    address_count = addressing[rows + 1] - addressing[rows + 1 - recent]
+    address_rate = (address_count + share * prior_weight) / (recent + prior_weight)
     rank = np.zeros(j.shape, dtype=np.float64)
     rank[:, 1 : window + 1] = distance - 1
     rank[:, window + 1 :] = window
@@ -323,7 +336,7 @@ def prepare(
         "j_latest_to_i": (latest_to[i] == j) & real,
         "j_question": question[j] & real,
         "j_noise": noise[j] & real,
-        "j_log_len": np.where(real, _log(length[j]), 0.0),
+        "j_log_tokens": np.where(real, _log(length[j]), 0.0),
         "j_url": url[j] & real,
         "j_media": media[j] & real,
         "overlap": overlap,
@@ -335,16 +348,15 @@ def prepare(
         "candidate_rank": rank,
         "i_question": question[i],
         "i_noise": noise[i],
-        "i_log_len": _log(length[i]),
+        "i_log_tokens": _log(length[i]),
         "i_url": url[i],
         "i_media": media[i],
         "i_addresses_any": addresses_any[i],
         "i_log_gap_previous": _log(gap_previous[i]),
-        "i_log_gap_own": _log(gap_own[i]),
         "i_addressed_recently": addressed_recently[i],
-        "i_new_speaker": new_speaker[i],
         "i_max_overlap": max_overlap[i],
-        "i_candidates": n_candidates[i],
+        "i_me_too": me_too[i],
+        "address_rate": address_rate[i],
         "rule_parent": rule_parent,
         "rule_same_thread": rule_same,
         "rule_new_thread": rule_new[i],
@@ -357,13 +369,15 @@ def prepare(
 
 
 class ThreadState:
-    """The threads the left-to-right decoder has built so far, for the dynamic features."""
+    """The threads a left-to-right decoding has built so far, for the dynamic features."""
 
     def __init__(self, prepared: Prepared) -> None:
         n = len(prepared.ids)
-        self.prepared = prepared
-        self.thread_of = np.full(n, -1, dtype=np.int64)
-        self.children = np.zeros(n, dtype=np.float64)
+        self.times: list[float] = prepared.times.tolist()
+        self.speaker_of: list[int] = prepared.speakers.tolist()
+        self.addresses = prepared.addresses
+        self.thread_of = [-1] * n
+        self.children = [0] * n
         self.size: list[int] = []
         self.started: list[float] = []
         self.last: list[float] = []
@@ -373,59 +387,52 @@ class ThreadState:
         self.addressed: list[set[int]] = []  # speakers addressed inside the thread
         self.own_thread: dict[int, int] = {}  # speaker -> thread of their latest message
 
-    def features(self, index: int, slots: np.ndarray) -> np.ndarray:
-        """Dynamic features of message `index` against the candidate slots given (valid ones)."""
-        p = self.prepared
-        candidates = p.candidates[index, slots]
-        out = np.zeros((len(slots), len(DYNAMIC)), dtype=np.float32)
-        now = p.times[index]
-        speaker = int(p.speakers[index])
-        threads = self.thread_of[np.maximum(candidates, 0)]
+    def features(self, index: int, candidates: list[int], overlaps: list[float]) -> list[tuple]:
+        """`DYNAMIC` rows of message `index` against its (earlier, or itself) candidates."""
+        now = self.times[index]
+        speaker = self.speaker_of[index]
         own = self.own_thread.get(speaker, -1)
-        lasts: dict[int, float] = {}
-        overlap = p.static[index, slots, STATIC.index("overlap")]
+        thread_of = self.thread_of
         best: dict[int, float] = {}
-        for row, (candidate, thread) in enumerate(zip(candidates.tolist(), threads.tolist(), strict=True)):
-            if candidate == index or thread < 0:
+        for candidate, overlap in zip(candidates, overlaps, strict=True):
+            if candidate != index:
+                thread = thread_of[candidate]
+                if overlap > best.get(thread, -1.0):
+                    best[thread] = overlap
+        recency = sorted(best, key=self.last.__getitem__, reverse=True)
+        order = {thread: rank for rank, thread in enumerate(recency)}
+        active = len(order)
+        rows = []
+        log1p = math.log1p
+        for candidate in candidates:
+            if candidate == index:
+                rows.append((0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, active))
                 continue
-            lasts[thread] = self.last[thread]
-            best[thread] = max(best.get(thread, 0.0), float(overlap[row]))
-        order = {thread: rank for rank, thread in enumerate(sorted(lasts, key=lambda t: -lasts[t]))}
-        for row, (candidate, thread) in enumerate(zip(candidates.tolist(), threads.tolist(), strict=True)):
-            if candidate == index or thread < 0:
-                out[row, 12] = len(order)
-                continue
-            out[row] = (
-                math.log1p(self.size[thread]),
-                math.log1p(max(now - self.started[thread], 0.0) / 60.0),
-                math.log1p(max(now - self.last[thread], 0.0) / 60.0),
-                len(self.speakers[thread]),
-                speaker in self.speakers[thread],
-                self.starter[thread] == speaker,
-                speaker in self.addressed[thread],
-                thread == own,
-                self.last_message[thread] == candidate,
-                self.children[candidate],
-                best[thread],
-                order[thread],
-                len(order),
+            thread = thread_of[candidate]
+            rows.append(
+                (
+                    log1p(self.size[thread]),
+                    log1p(max(now - self.started[thread], 0.0) / 60.0),
+                    log1p(max(now - self.last[thread], 0.0) / 60.0),
+                    len(self.speakers[thread]),
+                    speaker in self.speakers[thread],
+                    self.starter[thread] == speaker,
+                    speaker in self.addressed[thread],
+                    thread == own,
+                    self.last_message[thread] == candidate,
+                    self.children[candidate],
+                    best[thread],
+                    order[thread],
+                    active,
+                )
             )
-        return out
+        return rows
 
-    def accepts(self, index: int, candidate: int, idle: float, max_span: float) -> bool:
-        thread = self.thread_of[candidate]
-        now = self.prepared.times[index]
-        return now - self.last[thread] <= idle and now - self.started[thread] <= max_span
-
-    def spans(self, candidate: int) -> tuple[float, float]:
-        thread = self.thread_of[candidate]
-        return self.started[thread], self.last[thread]
-
-    def add(self, index: int, parent: int | None) -> None:
-        p = self.prepared
-        now = float(p.times[index])
-        speaker = int(p.speakers[index])
-        if parent is None:
+    def add(self, index: int, parent: int) -> None:
+        """Record the decision for message `index`: its parent, or -1 for a new thread."""
+        now = self.times[index]
+        speaker = self.speaker_of[index]
+        if parent < 0:
             thread = len(self.size)
             self.size.append(0)
             self.started.append(now)
@@ -435,12 +442,13 @@ class ThreadState:
             self.speakers.append(set())
             self.addressed.append(set())
         else:
-            thread = int(self.thread_of[parent])
+            thread = self.thread_of[parent]
             self.children[parent] += 1
         self.thread_of[index] = thread
         self.size[thread] += 1
-        self.last[thread] = max(self.last[thread], now)
+        if now > self.last[thread]:
+            self.last[thread] = now
         self.last_message[thread] = index
         self.speakers[thread].add(speaker)
-        self.addressed[thread].update(p.addresses[index])
+        self.addressed[thread].update(self.addresses[index])
         self.own_thread[speaker] = thread

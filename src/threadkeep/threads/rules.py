@@ -41,6 +41,7 @@ class ThreadSettings:
     continue_gap: timedelta = timedelta(minutes=5)  # going on in the thread you just spoke in
     starter_gap: timedelta = timedelta(minutes=30)  # an asker coming back to their own thread
     unanswered_gap: timedelta = timedelta(minutes=2)  # a free speaker answering a fresh question
+    assigner: str = "rules"  # "rules" (this module) or "learned" (threads/learned.py)
 
 
 @dataclass(slots=True)

@@ -1,0 +1,467 @@
+"""Train the learned reply-link scorer (`src/threadkeep/threads/reply_model.json`).
+
+    pip install lightgbm==4.7.0          # training only; the package evaluates the model with numpy
+    python benchmarks/train_reply_model.py                     # train on ../shared/bench/irc/train, report dev
+    python benchmarks/train_reply_model.py --out /tmp/m.json   # keep the packaged model
+
+Data: the Ubuntu IRC disentanglement train split (Kummerfeld et al. 2019, CC-BY-4.0) as
+export bundle + gold reply links (`../shared/bench/irc/train`). Only the train split's
+links are learned from; the dev split is only scored, to choose between settings.
+
+Training data are the train conversations as they are, plus one copy of each with most
+`nick:` prefixes taken out and timestamps spread within their minute: chats where people
+answer without naming whom (most Chinese group chats) then look like something the model
+has seen, and the `address_rate` feature tells the two kinds apart.
+
+The cascade (see `threads/learned.py`):
+1. an additive LightGBM ranker (each tree on one feature) over every candidate, compiled
+   to one lookup table per feature; it keeps the best `--prune` candidates per message;
+2. `--stages` LightGBM rankers over the kept candidates, each fed the thread features of
+   the previous stage's decoding. The thread features a stage is trained on come from a
+   two-fold cross-fitted decoding of the train split by the previous stage, so that they
+   are as good as (not better than) what the stage will see on new data.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import random
+import re
+import sys
+import time
+from collections import defaultdict
+from datetime import timedelta
+from pathlib import Path
+
+import numpy as np
+
+from threadkeep.model import Message
+from threadkeep.readers import read_path
+from threadkeep.threads import features as F
+from threadkeep.threads import learned as L
+from threadkeep.threads.mentions import NameIndex
+from threadkeep.threads.rules import ThreadSettings
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCH = ROOT.parent / "shared" / "bench" / "irc"
+OUT = ROOT / "src" / "threadkeep" / "threads" / "reply_model.json"
+SCORER = ROOT.parent / "shared" / "bench" / "tools" / "score_threads.py"
+FEATURES = F.FEATURES + L.SCORE_FEATURES
+SELF_BIASES = (0.0, -0.25, -0.5, -0.75, -1.0)
+_PREFIX = re.compile(r"^\s*([^\s:,，：]{1,40})\s*[:,，：]\s*")
+
+
+@dataclasses.dataclass
+class Conversation:
+    ref: str
+    messages: list[Message]  # no system lines
+    prepared: F.Prepared
+    quoted: list[int]
+    labels: np.ndarray | None  # (n, slots) gold parent flags
+    annotated: np.ndarray | None  # (n,) rows with gold
+
+
+def load_split(folder: Path) -> tuple[dict[str, list[Message]], dict[str, tuple[set[str], dict[str, set[str]]]]]:
+    result = read_path(folder / "bundle")
+    conversations: dict[str, list[Message]] = defaultdict(list)
+    for message in result.messages:
+        conversations[message.conversation].append(message)
+    gold: dict[str, tuple[set[str], dict[str, set[str]]]] = {}
+    for path in sorted((folder / "gold").glob("*.gold.json")):
+        record = json.loads(path.read_text(encoding="utf-8"))
+        links: dict[str, set[str]] = defaultdict(set)
+        for child, parent in record["links"]:
+            links[child].add(parent)
+        gold[record["file"]] = (set(record["annotated_ids"]), links)
+    return dict(conversations), gold
+
+
+def augment(messages: list[Message], rng: random.Random) -> list[Message]:
+    """The conversation with a share of `nick:` prefixes removed and seconds added within each minute."""
+    names = NameIndex(messages)
+    strip = rng.uniform(0.5, 1.0)
+    by_minute: dict[object, list[int]] = defaultdict(list)
+    for index, message in enumerate(messages):
+        by_minute[message.sent_at].append(index)
+    offsets = [0.0] * len(messages)
+    for indices in by_minute.values():
+        for index, offset in zip(indices, sorted(rng.uniform(0, 59.0) for _ in indices), strict=True):
+            offsets[index] = offset
+    out = []
+    for index, message in enumerate(messages):
+        text = message.text
+        match = _PREFIX.match(text) if not message.is_system else None
+        if match and names.resolve(match.group(1)) and rng.random() < strip:
+            text = text[match.end() :] or text
+        out.append(dataclasses.replace(message, text=text, sent_at=message.sent_at + timedelta(seconds=offsets[index])))
+    return out
+
+
+def build(
+    ref: str, messages: list[Message], gold: tuple[set[str], dict[str, set[str]]] | None, settings: ThreadSettings
+) -> Conversation:
+    names = NameIndex(messages)
+    free = [message for message in messages if not message.is_system]
+    prepared = L.prepare_conversation(free, names, settings)
+    labels = annotated = None
+    if gold is not None:
+        ids, links = gold
+        annotated = np.array([message_id in ids for message_id in prepared.ids], dtype=bool)
+        labels = np.zeros(prepared.candidates.shape, dtype=bool)
+        for index in np.nonzero(annotated)[0]:
+            parents = links.get(prepared.ids[index], ())
+            for slot, candidate in enumerate(prepared.candidates[index].tolist()):
+                if candidate >= 0 and prepared.ids[candidate] in parents:
+                    labels[index, slot] = True
+    return Conversation(ref, free, prepared, L.quoted_indices(free, prepared), labels, annotated)
+
+
+def conversations(split: str, settings: ThreadSettings, copies: int, seed: int) -> list[Conversation]:
+    raw, gold = load_split(BENCH / split)
+    rng = random.Random(seed)
+    out = []
+    for ref in sorted(raw):
+        out.append(build(ref, raw[ref], gold.get(ref), settings))
+        for copy in range(copies):
+            out.append(build(f"{ref}~{copy}", augment(raw[ref], rng), gold.get(ref), settings))
+    return out
+
+
+# ----------------------------------------------------------------------------- LightGBM
+
+
+def lgb_params(args: argparse.Namespace, **extra: object) -> dict:
+    params = {
+        "objective": args.objective,
+        "learning_rate": args.learning_rate,
+        "num_leaves": args.leaves,
+        "max_depth": args.depth,
+        "min_data_in_leaf": 50,
+        "feature_fraction": 0.8,
+        "bagging_fraction": 0.8,
+        "bagging_freq": 1,
+        "lambdarank_truncation_level": 3,
+        "num_threads": args.threads,
+        "seed": args.seed,
+        "deterministic": True,
+        "force_row_wise": True,
+        "verbose": -1,
+    }
+    params.update(extra)
+    return params
+
+
+IGNORED: list[int] = []  # feature columns the models may not use (--ignore)
+
+
+def grouped(rows: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    x = np.concatenate([r[0] for r in rows])
+    x[:, [column for column in IGNORED if column < x.shape[1]]] = 0.0
+    y = np.concatenate([r[1] for r in rows]).astype(np.float32)
+    return x, y, np.array([len(r[1]) for r in rows])
+
+
+def train_ranker(rows: list[tuple[np.ndarray, np.ndarray]], params: dict, rounds: int):
+    import lightgbm as lgb
+
+    x, y, groups = grouped(rows)
+    booster = lgb.train(params, lgb.Dataset(x, y, group=groups), num_boost_round=rounds)
+    # The numpy evaluators must agree with LightGBM.
+    sample = x[:: max(1, len(x) // 5000)].astype(np.float64)
+    if "interaction_constraints" in params:
+        mine = L.Additive.from_json(additive_json(booster, x.shape[1])).predict(sample)
+    else:
+        mine = L.Trees.from_json(trees_json(booster)).predict(sample)
+    if not np.allclose(mine, booster.predict(sample), atol=1e-9):
+        raise AssertionError("numpy evaluation differs from LightGBM")
+    return booster
+
+
+def _walk(node: dict, x: float) -> float:
+    while "split_feature" in node:
+        node = node["left_child"] if x <= node["threshold"] else node["right_child"]
+    return node["leaf_value"]
+
+
+def _check(node: dict) -> None:
+    if "split_feature" in node:
+        if node["decision_type"] != "<=" or node.get("missing_type", "None") not in ("None", "NaN"):
+            raise ValueError(f"unsupported split {node['decision_type']} / {node.get('missing_type')}")
+        _check(node["left_child"])
+        _check(node["right_child"])
+
+
+def additive_json(booster, width: int) -> dict:
+    """Compile a ranker whose trees each split on one feature into per-feature lookup tables."""
+    trees = [tree["tree_structure"] for tree in booster.dump_model()["tree_info"]]
+    bias = 0.0
+    by_feature: dict[int, list[dict]] = defaultdict(list)
+    for tree in trees:
+        _check(tree)
+        used: set[int] = set()
+        stack = [tree]
+        while stack:
+            node = stack.pop()
+            if "split_feature" in node:
+                used.add(node["split_feature"])
+                stack += [node["left_child"], node["right_child"]]
+        if not used:
+            bias += tree["leaf_value"]
+        elif len(used) == 1:
+            by_feature[used.pop()].append(tree)
+        else:
+            raise ValueError("additive stage has a tree on two features")
+    columns, thresholds, tables = [], [], []
+    for column in sorted(by_feature):
+        cuts: set[float] = set()
+        stack = list(by_feature[column])
+        while stack:
+            node = stack.pop()
+            if "split_feature" in node:
+                cuts.add(node["threshold"])
+                stack += [node["left_child"], node["right_child"]]
+        points = sorted(cuts)
+        probes = [*points, float(np.nextafter(points[-1], np.inf))]
+        table = [sum(_walk(tree, probe) for tree in by_feature[column]) for probe in probes]
+        columns.append(column)
+        thresholds.append(points)
+        tables.append(table)
+    return {"columns": columns, "thresholds": thresholds, "tables": tables, "bias": bias}
+
+
+def trees_json(booster) -> dict:
+    """Flatten a LightGBM model into the arrays `learned.Trees` walks."""
+    feature: list[int] = []
+    threshold: list[float] = []
+    child: list[int] = []
+    value: list[float] = []
+    roots: list[int] = []
+    depth = 0
+
+    def add(node: dict, level: int) -> int:
+        nonlocal depth
+        index = len(feature)
+        feature.append(0)
+        threshold.append(float("inf"))
+        child.extend([index, index])
+        value.append(0.0)
+        if "split_feature" not in node:
+            value[index] = node["leaf_value"]
+            depth = max(depth, level)
+            return index
+        feature[index] = node["split_feature"]
+        threshold[index] = node["threshold"]
+        left = add(node["left_child"], level + 1)
+        right = add(node["right_child"], level + 1)
+        child[2 * index], child[2 * index + 1] = left, right
+        return index
+
+    for tree in booster.dump_model()["tree_info"]:
+        _check(tree["tree_structure"])
+        roots.append(add(tree["tree_structure"], 0))
+    return {"feature": feature, "threshold": threshold, "child": child, "value": value, "roots": roots, "depth": depth}
+
+
+# ----------------------------------------------------------------------------- cascade
+
+
+def candidate_rows(conversation: Conversation, x: np.ndarray, slots: np.ndarray | None = None) -> list:
+    """(features, labels) per annotated message over its (kept) candidates."""
+    out = []
+    labels = conversation.labels
+    if slots is not None:
+        labels = np.take_along_axis(labels, np.maximum(slots, 0), axis=1) & (slots >= 0)
+        present = slots >= 0
+    else:
+        present = conversation.prepared.candidates >= 0
+    for index in np.nonzero(conversation.annotated)[0]:
+        keep = present[index]
+        out.append((x[index, keep], labels[index, keep]))
+    return out
+
+
+@dataclasses.dataclass
+class Pass:
+    slots: np.ndarray
+    scores: np.ndarray
+    parents: list[int]
+
+
+def first_pass(conversation: Conversation, additive: L.Additive, keep: int, settings: ThreadSettings) -> Pass:
+    p = conversation.prepared
+    valid = p.candidates >= 0
+    scores = np.full(valid.shape, -np.inf)
+    scores[valid] = additive.predict(p.static[valid])
+    slots = L.prune(scores, keep)
+    scores = np.where(slots >= 0, np.take_along_axis(scores, np.maximum(slots, 0), axis=1), -np.inf)
+    return Pass(slots, scores, L.decode(p, conversation.quoted, slots, scores, settings))
+
+
+def stage_input(conversation: Conversation, previous: Pass) -> np.ndarray:
+    p = conversation.prepared
+    dynamic = L.trajectory_features(p, previous.slots, previous.parents)
+    return L.stage_rows(p, previous.slots, dynamic, previous.scores)
+
+
+def next_pass(
+    conversation: Conversation, x: np.ndarray, previous: Pass, trees: L.Trees, settings: ThreadSettings
+) -> Pass:
+    kept = previous.slots >= 0
+    scores = np.full(kept.shape, -np.inf)
+    scores[kept] = trees.predict(x[kept])
+    parents = L.decode(conversation.prepared, conversation.quoted, previous.slots, scores, settings)
+    return Pass(previous.slots, scores, parents)
+
+
+def evaluate(
+    model: L.ReplyModel, data: list[Conversation], split: str, settings: ThreadSettings, stages: int | None = None
+) -> dict:
+    import subprocess
+    import tempfile
+
+    with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False, encoding="utf-8") as out:
+        for conversation in data:
+            p = conversation.prepared
+            parents, _, _ = L.run_cascade(p, conversation.quoted, model, settings, stages)
+            groups, links = L.threads_of(p.ids, parents)
+            for number, group in enumerate(groups):
+                for message_id in group:
+                    record = {"id": message_id, "thread": f"{conversation.ref}#{number}"}
+                    record["reply_to"] = links.get(message_id, message_id)
+                    out.write(json.dumps(record) + "\n")
+    result = subprocess.run(
+        [sys.executable, str(SCORER), str(BENCH / split / "gold"), "--pred", out.name, "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    figures = json.loads(result.stdout)
+    Path(out.name).unlink()
+    return {key: round(figures[key], 1) for key in ("VI", "1-1", "exact_P", "exact_R", "exact_F", "link_F")}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--copies", type=int, default=1, help="augmented copies of each train conversation")
+    parser.add_argument("--prune", type=int, default=8, help="candidates kept per message after the additive stage")
+    parser.add_argument("--stages", type=int, default=2)
+    parser.add_argument("--additive-rounds", type=int, default=300)
+    parser.add_argument("--rounds", type=int, default=150, help="trees per stage")
+    parser.add_argument("--learning-rate", type=float, default=0.1)
+    parser.add_argument("--leaves", type=int, default=31)
+    parser.add_argument("--depth", type=int, default=8)
+    parser.add_argument("--objective", default="lambdarank")
+    parser.add_argument("--self-bias", type=float, help="added to self-link scores (default: chosen on dev)")
+    parser.add_argument(
+        "--reactions-may-start", action="store_true", help="let acknowledgements / 'me too's start threads"
+    )
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--ignore", default="", help="comma-separated features the models may not use")
+    parser.add_argument("--cache", type=Path, help="pickle of the prepared conversations (speeds up reruns)")
+    args = parser.parse_args()
+    settings = ThreadSettings()
+    started = time.perf_counter()
+    IGNORED.extend(FEATURES.index(name) for name in args.ignore.split(",") if name)
+
+    def log(text: str) -> None:
+        print(f"[{time.perf_counter() - started:7.1f}s] {text}", file=sys.stderr, flush=True)
+
+    if args.cache and args.cache.exists():
+        import pickle
+
+        train, dev = pickle.loads(args.cache.read_bytes())
+    else:
+        train = conversations("train", settings, args.copies, args.seed)
+        dev = conversations("dev", settings, 0, args.seed)
+        if args.cache:
+            import pickle
+
+            args.cache.write_bytes(pickle.dumps((train, dev), protocol=5))
+    log(f"prepared {len(train)} train conversations ({sum(len(c.prepared.ids) for c in train):,} messages)")
+
+    # 1. The additive pruner over every candidate.
+    width = len(F.STATIC)
+    rows = [row for c in train for row in candidate_rows(c, c.prepared.static)]
+    constraints = [[column] for column in range(width)]
+    params = lgb_params(args, interaction_constraints=constraints, max_depth=-1)
+    booster = train_ranker(rows, params, args.additive_rounds)
+    del rows
+    additive = additive_json(booster, width)
+    additive_model = L.Additive.from_json(additive)
+    log("additive stage trained")
+
+    passes = [first_pass(c, additive_model, args.prune, settings) for c in train]
+    folds = [list(range(0, len(train), 2)), list(range(1, len(train), 2))]
+    # Keep augmented copies in the fold of their original.
+    fold_of = {}
+    originals = sorted({c.ref.split("~")[0] for c in train})
+    for number, ref in enumerate(originals):
+        fold_of[ref] = number % 2
+    folds = [[k for k, c in enumerate(train) if fold_of[c.ref.split("~")[0]] == f] for f in (0, 1)]
+    stages = []
+    for stage in range(args.stages):
+        inputs = [stage_input(c, passes[k]) for k, c in enumerate(train)]
+        rows_of = [candidate_rows(c, inputs[k], passes[k].slots) for k, c in enumerate(train)]
+        params = lgb_params(args)
+        full = train_ranker([row for r in rows_of for row in r], params, args.rounds)
+        stages.append(trees_json(full))
+        log(f"stage {stage + 1} trained")
+        if stage + 1 < args.stages:
+            fresh = list(passes)
+            for fold in (0, 1):
+                held_out = folds[fold]
+                other = folds[1 - fold]
+                model = train_ranker([row for k in other for row in rows_of[k]], params, args.rounds)
+                trees = L.Trees.from_json(trees_json(model))
+                for k in held_out:
+                    fresh[k] = next_pass(train[k], inputs[k], passes[k], trees, settings)
+            passes = fresh
+            log(f"stage {stage + 1} cross-fitted")
+        del inputs, rows_of
+
+    import lightgbm
+
+    record = {
+        "format": "threadkeep reply model 1",
+        "training": {
+            "data": "Ubuntu IRC disentanglement (Kummerfeld et al. 2019), ../shared/bench/irc/train: export bundle + "
+            "gold reply links, CC-BY-4.0; dev split used only to compare settings",
+            "command": "python benchmarks/train_reply_model.py " + " ".join(sys.argv[1:]),
+            "library": f"lightgbm {lightgbm.__version__}",
+            "augmented_copies": args.copies,
+            "params": {k: v for k, v in vars(args).items() if k not in ("out", "cache")},
+        },
+        "window": F.WINDOW,
+        "far_slots": F.FAR_SLOTS,
+        "prune": args.prune,
+        "features": list(FEATURES),
+        "self_bias": 0.0,
+        "reactions_join": not args.reactions_may_start,
+        "additive": additive,
+        "stages": stages,
+    }
+    model = L.ReplyModel.from_json(record)
+    originals = [c for c in train if "~" not in c.ref]
+    log("train (in-sample): " + json.dumps(evaluate(model, originals, "train", settings)))
+    for count in range(args.stages):
+        log(f"dev, first {count} tree stages: " + json.dumps(evaluate(model, dev, "dev", settings, count)))
+    # Model selection on dev: the self-link bias with the best VI + exact F.
+    biases = SELF_BIASES if args.self_bias is None else (args.self_bias,)
+    tried = {}
+    for bias in biases:
+        tried[bias] = evaluate(dataclasses.replace(model, self_bias=bias), dev, "dev", settings)
+        log(f"dev, self-link bias {bias:+.2f}: " + json.dumps(tried[bias]))
+    chosen = max(biases, key=lambda bias: (tried[bias]["VI"] + tried[bias]["exact_F"], bias))
+    record["self_bias"] = chosen
+    record["training"]["dev"] = {"self_bias": chosen, **tried[chosen]}
+    log(f"self-link bias {chosen:+.2f}")
+    args.out.write_text(json.dumps(record, separators=(",", ":")), encoding="utf-8")
+    log(f"wrote {args.out} ({args.out.stat().st_size / 1e6:.1f} MB)")
+
+
+if __name__ == "__main__":
+    main()

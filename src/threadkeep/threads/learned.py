@@ -1,0 +1,354 @@
+"""Learned reply-link assignment: score earlier messages as each message's parent.
+
+Every message picks one parent among the previous `WINDOW` messages (and far addressees),
+or itself, which starts a thread (a self-link, as in Kummerfeld et al. 2019); threads
+are the connected components of the chosen links. The model (`reply_model.json`, trained
+by `benchmarks/train_reply_model.py` on the Ubuntu IRC disentanglement train split) is a
+cascade evaluated with numpy only:
+
+1. an additive model (one lookup table per static feature) scores every candidate and
+   keeps the best `prune` of them per message;
+2. each following stage is a gradient-boosted tree ensemble over the static features,
+   the thread features of the previous stage's decoding (thread size, age, speakers...,
+   see `features.DYNAMIC`) and the previous stage's scores; its own decoding feeds the
+   next stage.
+
+Decoding runs left to right: a quote always links to the quoted message (within
+`max_span` of its thread's start); otherwise the best-scoring candidate whose thread is
+still open (idle no longer than `idle`, spanning no more than `max_span`) wins, and the
+message starts a thread when no candidate beats the self-link (scored with the model's
+`self_bias`, chosen on IRC dev). Acknowledgements and "me too"s never start a thread while
+an open one can take them (in IRC train 5 % of them start one).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from threadkeep.model import Message
+from threadkeep.threads import features as F
+from threadkeep.threads.mentions import NameIndex
+from threadkeep.threads.rules import ThreadSettings, assign_threads
+from threadkeep.threads.utterances import merge_utterances
+
+MODEL_PATH = Path(__file__).with_name("reply_model.json")
+_NEG = -np.inf
+
+
+@dataclass(frozen=True, slots=True)
+class Additive:
+    """Sum of per-feature step functions: a value per interval between a feature's split points."""
+
+    columns: tuple[int, ...]
+    thresholds: tuple[np.ndarray, ...]
+    tables: tuple[np.ndarray, ...]
+    bias: float
+
+    @classmethod
+    def from_json(cls, data: dict) -> Additive:
+        return cls(
+            tuple(data["columns"]),
+            tuple(np.asarray(t, dtype=np.float64) for t in data["thresholds"]),
+            tuple(np.asarray(t, dtype=np.float64) for t in data["tables"]),
+            float(data["bias"]),
+        )
+
+    def predict(self, x: np.ndarray) -> np.ndarray:
+        score = np.full(x.shape[0], self.bias)
+        for column, thresholds, table in zip(self.columns, self.thresholds, self.tables, strict=True):
+            score += table[np.searchsorted(thresholds, x[:, column], side="left")]
+        return score
+
+
+@dataclass(frozen=True, slots=True)
+class Trees:
+    """A tree ensemble in flat arrays; leaves loop to themselves so every row takes `depth` steps.
+
+    A row goes left when `x[feature] <= threshold` (LightGBM's numerical splits, no missing values).
+    """
+
+    feature: np.ndarray  # per node
+    threshold: np.ndarray
+    child: np.ndarray  # 2 per node: left, right
+    value: np.ndarray  # leaf values (0 for inner nodes)
+    roots: np.ndarray
+    depth: int
+    bias: float
+
+    @classmethod
+    def from_json(cls, data: dict) -> Trees:
+        return cls(
+            np.asarray(data["feature"], dtype=np.int32),
+            np.asarray(data["threshold"], dtype=np.float64),
+            np.asarray(data["child"], dtype=np.int32),
+            np.asarray(data["value"], dtype=np.float64),
+            np.asarray(data["roots"], dtype=np.int32),
+            int(data["depth"]),
+            float(data.get("bias", 0.0)),
+        )
+
+    def predict(self, x: np.ndarray, chunk: int = 2048) -> np.ndarray:
+        x = np.asarray(x, dtype=np.float64)
+        out = np.empty(x.shape[0])
+        for start in range(0, x.shape[0], chunk):
+            block = x[start : start + chunk]
+            size = block.shape[0]
+            columns = np.ascontiguousarray(block.T).ravel()  # feature-major: one feature's values side by side
+            row = np.arange(size, dtype=np.int32)[:, None]
+            column_start = self.feature * np.int32(size)
+            node = np.broadcast_to(self.roots, (size, self.roots.size))
+            for _ in range(self.depth):
+                right = columns[column_start[node] + row] > self.threshold[node]
+                node = self.child[2 * node + right]
+            out[start : start + size] = self.value[node].sum(axis=1)
+        return out + self.bias
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyModel:
+    window: int
+    far_slots: int
+    prune: int
+    features: tuple[str, ...]
+    additive: Additive
+    stages: tuple[Trees, ...]
+    self_bias: float  # added to the self-link score of the last stage (0: as trained)
+    reactions_join: bool  # acknowledgements / "me too"s join an open thread rather than start one
+
+    @classmethod
+    def from_json(cls, data: dict) -> ReplyModel:
+        return cls(
+            int(data["window"]),
+            int(data["far_slots"]),
+            int(data["prune"]),
+            tuple(data["features"]),
+            Additive.from_json(data["additive"]),
+            tuple(Trees.from_json(stage) for stage in data["stages"]),
+            float(data.get("self_bias", 0.0)),
+            bool(data.get("reactions_join", True)),
+        )
+
+    @classmethod
+    def load(cls, path: Path = MODEL_PATH) -> ReplyModel:
+        model = cls.from_json(json.loads(path.read_text(encoding="utf-8")))
+        if model.features != F.FEATURES + SCORE_FEATURES:
+            raise ValueError(f"{path} was trained on other features; retrain with benchmarks/train_reply_model.py")
+        if (model.window, model.far_slots) != (F.WINDOW, F.FAR_SLOTS):
+            raise ValueError(f"{path} was trained with another candidate window")
+        return model
+
+
+# Features a stage gets from the stage before it.
+SCORE_FEATURES: tuple[str, ...] = ("prev_score", "prev_rank", "prev_margin", "prev_self_score")
+
+_lock = threading.Lock()
+_model: ReplyModel | None = None
+
+
+def reply_model() -> ReplyModel:
+    """The packaged model, loaded once."""
+    global _model
+    if _model is None:
+        with _lock:
+            if _model is None:
+                _model = ReplyModel.load()
+    return _model
+
+
+def prune(scores: np.ndarray, keep: int) -> np.ndarray:
+    """Slots of the self-link and the `keep` best other candidates per message (-1 = none)."""
+    ranked = scores.copy()
+    ranked[:, 0] = np.inf
+    order = np.argsort(-ranked, axis=1, kind="stable")[:, : keep + 1]
+    present = np.take_along_axis(scores, order, axis=1) > _NEG
+    return np.where(present, order, -1)
+
+
+def score_features(scores: np.ndarray, slots: np.ndarray) -> np.ndarray:
+    """Per kept candidate: the previous stage's score, its rank, its gap to the best, the self-link's score."""
+    present = slots >= 0
+    s = np.where(present, scores, _NEG)
+    best = s.max(axis=1, keepdims=True)
+    rank = np.argsort(np.argsort(-s, axis=1, kind="stable"), axis=1, kind="stable")
+    finite = np.isfinite(s)
+    out = np.zeros((*s.shape, len(SCORE_FEATURES)), dtype=np.float32)
+    out[..., 0] = np.where(finite, s, 0.0)
+    out[..., 1] = rank
+    out[..., 2] = np.where(finite, s - best, 0.0)
+    out[..., 3] = np.where(np.isfinite(s[:, :1]), s[:, :1], 0.0)
+    out[~present] = 0.0
+    return out
+
+
+def trajectory_features(prepared: F.Prepared, slots: np.ndarray, parents: Sequence[int]) -> np.ndarray:
+    """Thread features of the kept candidates as a decoding that chose `parents` saw them."""
+    state = F.ThreadState(prepared)
+    kept = slots >= 0
+    safe = np.maximum(slots, 0)
+    candidates = np.take_along_axis(prepared.candidates, safe, axis=1)
+    overlaps = np.take_along_axis(prepared.static[:, :, F.STATIC.index("overlap")], safe, axis=1)
+    rows: list[tuple] = []
+    for index, (row_kept, row_candidates, row_overlaps) in enumerate(
+        zip(kept.tolist(), candidates.tolist(), overlaps.tolist(), strict=True)
+    ):
+        if all(row_kept):
+            rows += state.features(index, row_candidates, row_overlaps)
+        else:
+            chosen = [k for k, keep in enumerate(row_kept) if keep]
+            rows += state.features(index, [row_candidates[k] for k in chosen], [row_overlaps[k] for k in chosen])
+        state.add(index, parents[index])
+    out = np.zeros((*slots.shape, len(F.DYNAMIC)), dtype=np.float32)
+    if rows:
+        out[kept] = np.array(rows, dtype=np.float32)
+    return out
+
+
+def stage_rows(prepared: F.Prepared, slots: np.ndarray, dynamic: np.ndarray, previous: np.ndarray) -> np.ndarray:
+    """The (n, kept, features) input of a tree stage."""
+    static = np.take_along_axis(prepared.static, np.maximum(slots, 0)[:, :, None], axis=1)
+    rows = np.concatenate([static, dynamic, score_features(previous, slots)], axis=-1)
+    rows[slots < 0] = 0.0
+    return rows
+
+
+def decode(
+    prepared: F.Prepared,
+    quoted: Sequence[int],
+    slots: np.ndarray,
+    scores: np.ndarray,
+    settings: ThreadSettings,
+    joiners: Sequence[bool] | None = None,
+) -> list[int]:
+    """Each message's parent index (-1 = starts a thread), left to right under the hard constraints.
+
+    A message flagged in `joiners` starts a thread only when no open thread can take it.
+    """
+    n = len(prepared.ids)
+    idle = settings.idle.total_seconds()
+    max_span = settings.max_span.total_seconds()
+    times = prepared.times.tolist()
+    candidates = prepared.candidates
+    thread_of = [-1] * n
+    started: list[float] = []
+    last: list[float] = []
+    parents = [-1] * n
+    order = np.argsort(-scores, axis=1, kind="stable")
+    for index in range(n):
+        now = times[index]
+        choice = -1
+        target = quoted[index]
+        if target >= 0 and now - started[thread_of[target]] <= max_span:
+            choice = target
+        else:
+            row_slots = slots[index]
+            row_scores = scores[index]
+            for rank in order[index].tolist():
+                if row_scores[rank] == _NEG:
+                    break
+                candidate = int(candidates[index, row_slots[rank]])
+                if candidate == index:
+                    if joiners is not None and joiners[index]:
+                        continue
+                    break
+                thread = thread_of[candidate]
+                if now - last[thread] <= idle and now - started[thread] <= max_span:
+                    choice = candidate
+                    break
+        if choice < 0:
+            thread_of[index] = len(started)
+            started.append(now)
+            last.append(now)
+        else:
+            thread = thread_of[choice]
+            thread_of[index] = thread
+            last[thread] = max(last[thread], now)
+            parents[index] = choice
+    return parents
+
+
+def reactions(prepared: F.Prepared) -> list[bool]:
+    """Acknowledgements and "me too"s: in IRC train 5 % of them start a thread (0 of 26 "me too"s)."""
+    noise = prepared.static[:, 0, F.STATIC.index("i_noise")] > 0
+    me_too = prepared.static[:, 0, F.STATIC.index("i_me_too")] > 0
+    return (noise | me_too).tolist()
+
+
+def quoted_indices(messages: Sequence[Message], prepared: F.Prepared) -> list[int]:
+    position = {message_id: index for index, message_id in enumerate(prepared.ids)}
+    quoted = []
+    for index, message in enumerate(messages):
+        target = position.get(message.reply_to, -1) if message.reply_to else -1
+        quoted.append(target if target < index else -1)
+    return quoted
+
+
+def prepare_conversation(messages: Sequence[Message], names: NameIndex, settings: ThreadSettings) -> F.Prepared:
+    """Static features of one conversation, with the rule-based assigner's decisions among them."""
+    utterances = merge_utterances(messages, settings.merge_gap)
+    rule_threads, rule_links = assign_threads(utterances, names, settings)
+    # A one-message utterance's tokens are that message's: no need to segment the text twice.
+    known: dict[str, frozenset[str]] = {u.messages[0].id: u.tokens for u in utterances if len(u.messages) == 1}
+    tokens = [known.get(message.id) for message in messages]
+    return F.prepare(messages, names, rule_threads, rule_links, tokens)
+
+
+def run_cascade(
+    prepared: F.Prepared,
+    quoted: Sequence[int],
+    model: ReplyModel,
+    settings: ThreadSettings,
+    stages: int | None = None,
+) -> tuple[list[int], np.ndarray, np.ndarray]:
+    """Parents chosen by the cascade (its first `stages` tree stages), the kept slots and the last scores."""
+    valid = prepared.candidates >= 0
+    scores = np.full(valid.shape, _NEG)
+    scores[valid] = model.additive.predict(prepared.static[valid])
+    slots = prune(scores, model.prune)
+    scores = np.where(slots >= 0, np.take_along_axis(scores, np.maximum(slots, 0), axis=1), _NEG)
+    parents = decode(prepared, quoted, slots, scores, settings)
+    chosen = model.stages if stages is None else model.stages[:stages]
+    for number, trees in enumerate(chosen):
+        rows = stage_rows(prepared, slots, trajectory_features(prepared, slots, parents), scores)
+        kept = slots >= 0
+        scores = np.full(kept.shape, _NEG)
+        scores[kept] = trees.predict(rows[kept])
+        joiners = None
+        if number == len(model.stages) - 1:
+            scores[:, 0] += model.self_bias
+            joiners = reactions(prepared) if model.reactions_join else None
+        parents = decode(prepared, quoted, slots, scores, settings, joiners)
+    return parents, slots, scores
+
+
+def assign_learned(
+    messages: Sequence[Message], names: NameIndex, settings: ThreadSettings, model: ReplyModel | None = None
+) -> tuple[list[list[str]], dict[str, str]]:
+    """Group one conversation's messages (time order, no system lines) into threads with the learned scorer.
+
+    Returns the threads (message ids in time order) and the reply links chosen
+    (message id -> the earlier message it answers); thread starters have no link.
+    """
+    if not messages:
+        return [], {}
+    model = model or reply_model()
+    prepared = prepare_conversation(messages, names, settings)
+    parents, _, _ = run_cascade(prepared, quoted_indices(messages, prepared), model, settings)
+    return threads_of(prepared.ids, parents)
+
+
+def threads_of(ids: Sequence[str], parents: Sequence[int]) -> tuple[list[list[str]], dict[str, str]]:
+    root = list(range(len(ids)))
+    groups: dict[int, list[str]] = {}
+    links: dict[str, str] = {}
+    for index, parent in enumerate(parents):
+        if parent >= 0:
+            root[index] = root[parent]
+            links[ids[index]] = ids[parent]
+        groups.setdefault(root[index], []).append(ids[index])
+    return list(groups.values()), links
