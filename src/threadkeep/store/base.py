@@ -64,6 +64,30 @@ CHUNK_COLUMNS = (
 )
 
 
+@dataclass(frozen=True, slots=True)
+class ThreadRow:
+    id: str
+    conversation: str
+    message_ids: tuple[str, ...]
+    reply_to: dict[str, str]
+    chunk_id: str | None
+
+
+def thread_rows(
+    conversation: str, threads: Sequence[Thread], chunks: Sequence[Chunk]
+) -> tuple[list[ThreadRow], dict[str, str]]:
+    """The rows a store keeps for a conversation's threads, and each message's thread id."""
+    chunk_of_message = {chunk.evidence_ids[0]: chunk.id for chunk in chunks if chunk.evidence_ids}
+    rows: list[ThreadRow] = []
+    thread_of: dict[str, str] = {}
+    for thread in threads:
+        thread_id = f"{conversation}#{thread.message_ids[0]}"
+        chunk = next((chunk_of_message[mid] for mid in thread.message_ids if mid in chunk_of_message), None)
+        rows.append(ThreadRow(thread_id, conversation, thread.message_ids, thread.reply_to, chunk))
+        thread_of.update(dict.fromkeys(thread.message_ids, thread_id))
+    return rows, thread_of
+
+
 class StoreError(RuntimeError):
     """The store cannot do what was asked (wrong model, bad location, constraint...)."""
 

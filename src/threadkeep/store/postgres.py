@@ -45,6 +45,7 @@ from threadkeep.store.base import (
     StoreError,
     chunk_from_row,
     message_from_row,
+    thread_rows,
 )
 from threadkeep.store.sqlite import BIGRAM_WEIGHT, input_hash
 from threadkeep.text import cjk_bigrams, content_tokens
@@ -442,15 +443,10 @@ class PostgresStore:
         embeddings: dict[str, np.ndarray],
     ) -> None:
         ref = conversation.ref
-        thread_rows = []
-        thread_of: dict[str, str] = {}
-        chunk_of_thread = {chunk.evidence_ids[0] if chunk.evidence_ids else "": chunk.id for chunk in chunks}
-        for thread in threads:
-            thread_id = f"{ref}#{thread.message_ids[0]}"
-            chunk = next((chunk_of_thread[mid] for mid in thread.message_ids if mid in chunk_of_thread), None)
-            thread_rows.append((thread_id, ref, list(thread.message_ids), _json(thread.reply_to), chunk))
-            for mid in thread.message_ids:
-                thread_of[mid] = thread_id
+        rows, thread_of = thread_rows(ref, threads, chunks)
+        encoded_threads = [
+            (row.id, row.conversation, list(row.message_ids), _json(row.reply_to), row.chunk_id) for row in rows
+        ]
         with self._transaction(f"chat:{ref}") as cursor:
             self._delete_chunks(cursor, "chat", ref)
             cursor.execute("DELETE FROM threads WHERE conversation = %s", (ref,))
@@ -494,8 +490,8 @@ class PostgresStore:
                     )
             with cursor.copy(THREAD_COPY) as copy:
                 copy.set_types(THREAD_TYPES)
-                for row in thread_rows:
-                    copy.write_row(row)
+                for encoded in encoded_threads:
+                    copy.write_row(encoded)
             self._insert_chunks(cursor, chunks, embeddings)
 
     # --- documents -----------------------------------------------------------------------------

@@ -26,6 +26,7 @@ from threadkeep.store.base import (
     StoreError,
     chunk_from_row,
     message_from_row,
+    thread_rows,
 )
 from threadkeep.text import cjk_bigrams, content_tokens
 
@@ -258,15 +259,11 @@ class SQLiteStore:
         embeddings: dict[str, np.ndarray],
     ) -> None:
         ref = conversation.ref
-        thread_rows = []
-        thread_of: dict[str, str] = {}
-        chunk_of_thread = {chunk.evidence_ids[0] if chunk.evidence_ids else "": chunk.id for chunk in chunks}
-        for thread in threads:
-            thread_id = f"{ref}#{thread.message_ids[0]}"
-            chunk = next((chunk_of_thread[mid] for mid in thread.message_ids if mid in chunk_of_thread), None)
-            thread_rows.append((thread_id, ref, json.dumps(thread.message_ids), json.dumps(thread.reply_to), chunk))
-            for mid in thread.message_ids:
-                thread_of[mid] = thread_id
+        rows, thread_of = thread_rows(ref, threads, chunks)
+        encoded_threads = [
+            (row.id, row.conversation, json.dumps(row.message_ids), json.dumps(row.reply_to), row.chunk_id)
+            for row in rows
+        ]
         with self._write():
             self._delete_chunks("chat", ref)
             self.db.execute("DELETE FROM threads WHERE conversation = ?", (ref,))
@@ -308,7 +305,7 @@ class SQLiteStore:
                     for position, m in enumerate(messages)
                 ],
             )
-            self.db.executemany("INSERT INTO threads VALUES (?, ?, ?, ?, ?)", thread_rows)
+            self.db.executemany("INSERT INTO threads VALUES (?, ?, ?, ?, ?)", encoded_threads)
             self._insert_chunks(chunks, embeddings)
 
     def document_hash(self, document_id: str) -> str | None:
