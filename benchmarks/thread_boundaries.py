@@ -2,11 +2,11 @@
 
     python benchmarks/thread_boundaries.py                 # sample + ../shared/bench/irc/dev
     python benchmarks/thread_boundaries.py --split train
-    python benchmarks/thread_boundaries.py --learned            # also the learned reply-link scorer
-    python benchmarks/thread_boundaries.py --learned --model /tmp/reply_model.json
+    python benchmarks/thread_boundaries.py --model /tmp/reply_model.json   # a freshly trained model
 
 Prints the official metrics from `score_threads.py` (VI, 1-1, exact P/R/F, link P/R/F)
-and the assigner's speed in messages per second.
+for the learned assigner (the default) and the rule-based fallback side by side, and
+each one's speed in messages per second.
 """
 
 from __future__ import annotations
@@ -69,11 +69,11 @@ def sample_gold(folder: Path, target: Path) -> Path:
     return target
 
 
-def learned_threads_of(bundle: Path, model_path: Path | None = None) -> tuple[ReadResult, list[Thread]]:
-    """Like `threads_of`, with the learned reply-link scorer in place of the rules (system lines stand alone)."""
-    from threadkeep.threads.learned import ReplyModel, assign_learned, reply_model
+def learned_threads_of(bundle: Path, model_path: Path) -> tuple[ReadResult, list[Thread]]:
+    """Like `threads_of`, with a reply model from a file (system lines stand alone)."""
+    from threadkeep.threads.learned import ReplyModel, assign_learned
 
-    model = ReplyModel.load(model_path) if model_path else reply_model()
+    model = ReplyModel.load(model_path)
     settings = ThreadSettings()
     result = read_path(bundle)
     by_conversation: dict[str, list] = {}
@@ -88,9 +88,12 @@ def learned_threads_of(bundle: Path, model_path: Path | None = None) -> tuple[Re
     return result, threads
 
 
-def run(name: str, bundle: Path, gold: Path, work: Path, assigner: str = "rules", model: Path | None = None) -> None:
+def run(name: str, bundle: Path, gold: Path, work: Path, assigner: str, model: Path | None = None) -> None:
     started = time.perf_counter()
-    result, threads = threads_of(bundle) if assigner == "rules" else learned_threads_of(bundle, model)
+    if assigner == "learned" and model is not None:
+        result, threads = learned_threads_of(bundle, model)
+    else:
+        result, threads = threads_of(bundle, None, ThreadSettings(assigner=assigner))
     elapsed = time.perf_counter() - started
     prediction = work / f"{name}-{assigner}.jsonl"
     write_prediction(threads, prediction)
@@ -106,10 +109,9 @@ def run(name: str, bundle: Path, gold: Path, work: Path, assigner: str = "rules"
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--split", default="dev", choices=["dev", "train"])
-    parser.add_argument("--learned", action="store_true", help="also run the learned reply-link scorer")
     parser.add_argument("--model", type=Path, help="a reply model file other than the packaged one")
     args = parser.parse_args()
-    assigners = ["rules", "learned"] if args.learned or args.model else ["rules"]
+    assigners = ["learned", "rules"]
     with tempfile.TemporaryDirectory() as folder:
         work = Path(folder)
         if (SAMPLE / "gold.json").exists():

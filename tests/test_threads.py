@@ -4,13 +4,14 @@ from threadkeep.threads import ThreadSettings, reconstruct
 from threadkeep.threads.utterances import merge_utterances
 
 NAMES = {"u1": "小明", "u2": "客服-小云", "u3": "老王", "u4": "阿花"}
+RULES = ThreadSettings(assigner="rules")  # this file tests rules.py; tests/threads/ the learned assigner
 
 
 def parse(*raw):
     return sorted((parse_message(item, NAMES) for item in raw), key=lambda m: m.sent_at)
 
 
-def groups(messages, settings=None):
+def groups(messages, settings=RULES):
     return [set(thread.message_ids) for thread in reconstruct(messages, settings)]
 
 
@@ -98,7 +99,7 @@ def test_threads_close_when_idle_and_never_span_more_than_the_maximum():
     assert all((ids[-1] - ids[0]) * 20 <= 6 * 60 for ids in spans)
     assert len(threads) >= 2
 
-    shorter = groups(idle, ThreadSettings(idle=ThreadSettings().idle * 2))
+    shorter = groups(idle, ThreadSettings(assigner="rules", idle=RULES.idle * 2))
     assert same_thread(shorter, "a", "b")
 
 

@@ -115,8 +115,8 @@ def ingest(path: str, format: str | None, as_json: bool, db: str | None) -> None
 @click.option("--jsonl", "as_jsonl", is_flag=True, help="One JSON line per message: id, thread, reply_to.")
 @click.option(
     "--assigner",
-    type=click.Choice(["rules", "learned"]),
-    default="rules",
+    type=click.Choice(["learned", "rules"]),
+    default=ThreadSettings().assigner,
     show_default=True,
     help="The learned reply-link model or the hand-written rules.",
 )

@@ -1,10 +1,15 @@
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from datetime import datetime, timedelta, timezone
 
 import numpy as np
 import pytest
 
+from conftest import message as bundle_message
+from conftest import write_bundle
 from threadkeep.model import Message
 from threadkeep.threads import features as F
 from threadkeep.threads.learned import MODEL_PATH, ReplyModel, assign_learned, reply_model
@@ -157,3 +162,46 @@ def test_a_model_for_other_features_is_refused(tmp_path) -> None:
     path.write_text(json.dumps(data), encoding="utf-8")
     with pytest.raises(ValueError, match="features"):
         ReplyModel.load(path)
+
+
+def test_a_me_too_right_after_a_new_question_joins_that_question() -> None:
+    messages = [
+        msg("a1", "ajie", 0, "点图标没反应 重启电脑也不行"),
+        msg("a2", "kk", 2, "我之前也遇到过一次 后来好像自己好了"),
+        msg("b1", "tang", 3, "顺便问下 iPhone 上相册备份为啥一切到后台就停了"),
+        msg("b2", "liu", 4, "我也遇到了 得一直开着 app 才行"),
+    ]
+    threads, links = assign(messages)
+    assert links["b2"] == "b1"
+    assert thread_of(threads, "b2") == ["b1", "b2"]
+
+
+@pytest.mark.parametrize("assigner", ["learned", "rules"])
+def test_threads_do_not_depend_on_the_string_hash_seed(assigner: str, tmp_path) -> None:
+    """Sets of tokens and names iterate in hash order, which changes with every process."""
+    talk = [
+        bundle_message("p1", "ann", 0, "the kernel panics on boot after the upgrade"),
+        bundle_message("p2", "bob", 0, "wifi drops every hour on my laptop"),
+        bundle_message("p3", "cid", 1, "@ann @bob try the previous kernel from the grub menu"),
+        *(
+            bundle_message(f"q{k}", f"u{k}", 2 + k, f"u{k + 1}: sound driver module {k} fails, dmesg says {k}")
+            for k in range(8)
+        ),
+    ]
+    members = [{"senderRef": name, "displayName": name} for name in ("ann", "bob", "cid", *(f"u{k}" for k in range(9)))]
+    bundle = write_bundle(tmp_path / "bundle", talk, members=members)
+    script = (
+        "from threadkeep.api import threads_of; from threadkeep.threads import ThreadSettings; "
+        f"print([t.message_ids for t in threads_of({str(bundle)!r}, None, ThreadSettings(assigner={assigner!r}))[1]])"
+    )
+    outputs = {
+        subprocess.run(
+            [sys.executable, "-c", script],
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for seed in ("1", "2", "3", "4", "5", "6")
+    }
+    assert len(outputs) == 1

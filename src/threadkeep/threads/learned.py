@@ -18,7 +18,9 @@ Decoding runs left to right: a quote always links to the quoted message (within
 still open (idle no longer than `idle`, spanning no more than `max_span`) wins, and the
 message starts a thread when no candidate beats the self-link (scored with the model's
 `self_bias`, chosen on IRC dev). Acknowledgements and "me too"s never start a thread while
-an open one can take them (in IRC train 5 % of them start one).
+an open one can take them (in IRC train 5 % of them start one), and a "me too" within
+`answer_gap` of someone else's new question joins that question: the model, taught by IRC
+where "me too" is rare, followed word overlap to an older report instead.
 """
 
 from __future__ import annotations
@@ -224,6 +226,7 @@ def decode(
     scores: np.ndarray,
     settings: ThreadSettings,
     joiners: Sequence[bool] | None = None,
+    joins_question: Sequence[bool] | None = None,
 ) -> list[int]:
     """Each message's parent index (-1 = starts a thread), left to right under the hard constraints.
 
@@ -245,6 +248,8 @@ def decode(
         target = quoted[index]
         if target >= 0 and now - started[thread_of[target]] <= max_span:
             choice = target
+        elif joins_question is not None and joins_question[index] and parents[index - 1] < 0:
+            choice = index - 1
         else:
             row_slots = slots[index]
             row_scores = scores[index]
@@ -270,6 +275,20 @@ def decode(
             last[thread] = max(last[thread], now)
             parents[index] = choice
     return parents
+
+
+def me_too_after_question(prepared: F.Prepared, settings: ThreadSettings) -> list[bool]:
+    """A "me too" right after someone else's new question joins that question."""
+    me_too = prepared.static[:, 0, F.STATIC.index("i_me_too")] > 0
+    question = prepared.static[:, 0, F.STATIC.index("i_question")] > 0
+    gap = settings.answer_gap.total_seconds()
+    return [
+        index > 0
+        and bool(me_too[index] and question[index - 1])
+        and prepared.speakers[index] != prepared.speakers[index - 1]
+        and prepared.times[index] - prepared.times[index - 1] <= gap
+        for index in range(len(prepared.ids))
+    ]
 
 
 def reactions(prepared: F.Prepared) -> list[bool]:
@@ -322,7 +341,7 @@ def run_cascade(
         if number == len(model.stages) - 1:
             scores[:, 0] += model.self_bias
             joiners = reactions(prepared) if model.reactions_join else None
-        parents = decode(prepared, quoted, slots, scores, settings, joiners)
+        parents = decode(prepared, quoted, slots, scores, settings, joiners, me_too_after_question(prepared, settings))
     return parents, slots, scores
 
 

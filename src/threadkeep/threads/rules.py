@@ -41,7 +41,7 @@ class ThreadSettings:
     continue_gap: timedelta = timedelta(minutes=5)  # going on in the thread you just spoke in
     starter_gap: timedelta = timedelta(minutes=30)  # an asker coming back to their own thread
     unanswered_gap: timedelta = timedelta(minutes=2)  # a free speaker answering a fresh question
-    assigner: str = "rules"  # "rules" (this module) or "learned" (threads/learned.py)
+    assigner: str = "learned"  # "learned" (threads/learned.py) or "rules" (this module, the fallback)
 
 
 @dataclass(slots=True)
@@ -79,8 +79,9 @@ def _overlap(tokens: frozenset[str], thread_tokens: set[str], idf: dict[str, flo
     """Weighted share of the smaller side's tokens that both sides use (overlap coefficient)."""
     if not tokens or not thread_tokens:
         return 0.0
-    shared = sum(idf[token] for token in tokens if token in thread_tokens)
-    smaller = min(sum(idf[token] for token in tokens), sum(idf.get(token, 1.0) for token in thread_tokens))
+    # fsum: a plain sum over a set depends on hash order, and so would the threads.
+    shared = math.fsum(idf[token] for token in tokens if token in thread_tokens)
+    smaller = min(math.fsum(idf[token] for token in tokens), math.fsum(idf.get(token, 1.0) for token in thread_tokens))
     return shared / smaller
 
 
@@ -133,7 +134,7 @@ def assign_threads(
                 break
 
         if target is None and mentioned:
-            turns = [last_turn[ref] for ref in mentioned if ref in last_turn]
+            turns = [last_turn[ref] for ref in sorted(mentioned) if ref in last_turn]
             turns = [turn for turn in turns if turn.thread.accepts(moment, settings)]
             # An asker calling someone in ("@客服 在吗") brings them to the asker's own thread.
             asker = own_active is not None and own_active.thread.starter == utterance.sender
