@@ -1,4 +1,3 @@
-import itertools
 from datetime import UTC, datetime, timedelta
 
 from threadkeep.chunks.exchange import chunk_exchange
@@ -13,7 +12,7 @@ def turn(index, role, text):
     return Message(f"a:{index}", "a", role, START + timedelta(seconds=index), text, role=role)
 
 
-def test_a_long_reply_is_split_into_overlapping_windows_the_model_can_read():
+def test_a_long_exchange_embeds_its_question_and_reply_start_and_indexes_all_of_it():
     model = E5Embedder()
     paragraphs = [
         f"第{i}步：打开设置页面，找到同步选项，然后检查代理配置是否正确。Step {i}: check the proxy." for i in range(60)
@@ -27,16 +26,24 @@ def test_a_long_reply_is_split_into_overlapping_windows_the_model_can_read():
     threads = split_exchanges(messages)
     assert [t.message_ids for t in threads] == [("a:0", "a:1"), ("a:2", "a:3")]
     by_id = {m.id: m for m in messages}
-    chunks = chunk_exchange(threads[0], by_id, model.count_tokens, 480)
-    assert len(chunks) > 2
-    assert all(model.count_tokens(chunk.embedding_input) <= 480 for chunk in chunks)
-    assert all(chunk.embedding_input.startswith("user: 怎么排查同步失败？") for chunk in chunks)
-    assert all(chunk.evidence_ids == ("a:0", "a:1") for chunk in chunks)
-    assert len({chunk.id for chunk in chunks}) == len(chunks)
-    for earlier, later in itertools.pairwise(chunks):
-        tail = earlier.embedding_input.splitlines()[-1][-20:]
-        assert tail in later.embedding_input  # windows overlap
-    every_step = "".join(chunk.embedding_input for chunk in chunks)
-    assert all(f"第{i}步" in every_step for i in range(60))
-    short = chunk_exchange(threads[1], by_id, model.count_tokens, 480)
-    assert short[0].embedding_input == "user: 代理在哪里设置\nassistant: 设置-网络-代理"
+    [chunk] = chunk_exchange(threads[0], by_id, model.count_tokens, 192)
+    assert model.count_tokens(chunk.embedding_input) <= 192
+    assert chunk.embedding_input.startswith("user: 怎么排查同步失败？\nassistant: 第0步")
+    assert chunk.embedding_input.endswith("…")
+    assert chunk.evidence_ids == ("a:0", "a:1")
+    assert all(f"第{i}步" in chunk.indexed_text for i in range(60))
+    assert all(f"第{i}步" in chunk.text for i in range(60))
+    [short] = chunk_exchange(threads[1], by_id, model.count_tokens, 192)
+    assert short.embedding_input == "user: 代理在哪里设置\nassistant: 设置-网络-代理"
+    assert short.indexed_text == short.embedding_input
+
+
+def test_a_long_question_leaves_room_for_the_reply():
+    model = E5Embedder()
+    pasted = " ".join(f"line {i} of the pasted crash log: NullPointerException in SyncWorker" for i in range(80))
+    messages = [turn(0, "user", "why does this crash?\n" + pasted), turn(1, "assistant", "The worker has no account.")]
+    [thread] = split_exchanges(messages)
+    [chunk] = chunk_exchange(thread, {m.id: m for m in messages}, model.count_tokens, 192)
+    assert model.count_tokens(chunk.embedding_input) <= 192
+    assert chunk.embedding_input.endswith("assistant: The worker has no account.")
+    assert "line 79 of" in chunk.indexed_text

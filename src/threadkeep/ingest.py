@@ -29,7 +29,7 @@ from threadkeep.store.sqlite import input_hash
 from threadkeep.threads import ThreadSettings, build_threads
 
 # Bump when threading or chunking changes what the same messages produce, so stores rebuild.
-PIPELINE_VERSION = "4"
+PIPELINE_VERSION = "5"
 
 # Tokens kept free under the model's input size for the "passage: " prefix and special tokens.
 TOKEN_MARGIN = 32
@@ -37,6 +37,9 @@ TOKEN_MARGIN = 32
 # reads keeps each vector focused (LoCoMo turn recall@10 .837 at 28 messages per 10 hits with
 # 200, .835 at 39 with 300, .61 at 72 with whole threads; benchmarks/README.md).
 CHAT_WINDOW_TOKENS = 256
+# An assistant exchange embeds its question and the start of the reply up to this many tokens;
+# full text reads all of it (chunks/exchange.py).
+EXCHANGE_EMBED_TOKENS = 192
 # Suffixes no chat export uses: such a file is read as a document without asking the chat readers.
 DOCUMENT_ONLY_SUFFIXES = frozenset({".md", ".markdown", ".html", ".htm", ".pdf", ".docx"})
 
@@ -121,7 +124,7 @@ def rebuild_conversation(
     threads = build_threads(conversation.kind, list(messages), settings)
     by_id = {message.id: message for message in messages}
     if conversation.kind == "assistant":
-        max_tokens = embedder.max_tokens - TOKEN_MARGIN
+        max_tokens = min(EXCHANGE_EMBED_TOKENS, embedder.max_tokens - TOKEN_MARGIN)
         chunks = [c for thread in threads for c in chunk_exchange(thread, by_id, embedder.count_tokens, max_tokens)]
     else:
         chunks = [

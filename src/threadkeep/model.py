@@ -119,6 +119,12 @@ class Chunk:
     resolution_state: str | None = None
     has_unresolved_media: bool = False
     started_at: datetime | None = None
+    lexical_input: str = ""  # full-text indexed instead, when longer than what the embedding model reads
+
+    @property
+    def indexed_text(self) -> str:
+        """What full text indexes: `lexical_input` when set, else the embedding input."""
+        return self.lexical_input or self.embedding_input
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,6 +19,7 @@ from threadkeep.api import KnowledgeBase
 from threadkeep.embed import HashEmbedder, get_embedder
 from threadkeep.model import Chunk, Conversation
 from threadkeep.store import SearchFilters, StoreError, open_store
+from threadkeep.store.sqlite import input_hash
 from threadkeep.text import cjk_bigrams, content_tokens
 
 NOW = datetime(2026, 5, 18, tzinfo=UTC)
@@ -314,6 +315,26 @@ def test_full_text_finds_chinese_words_codes_and_bigrams(store_location, bundle_
         assert store.lexical_candidates("发票", 5, SearchFilters(conversation="g-1")) == []
 
 
+def test_full_text_reads_the_lexical_input_beyond_what_is_embedded(store_location):
+    store = open_store(store_location)
+    try:
+        store.bind_embedder("hash-4", 4)
+        long_one = chat_chunk(
+            embedding_input="user: sync fails …", lexical_input="user: sync fails\nassistant: reinstall zeroconf"
+        )
+        short_one = chat_chunk(id="c2", embedding_input="user: zeroconf docs?", evidence_ids=("m2",))
+        vectors = {input_hash(c.embedding_input): np.ones(4, dtype=np.float32) for c in (long_one, short_one)}
+        store.replace_conversation(Conversation("g-1"), "h", [], [], [long_one, short_one], vectors)
+        found = [chunk_id for chunk_id, _ in store.lexical_candidates("reinstall", 5, SearchFilters())]
+        assert found == ["c1"]
+        assert sorted(chunk_id for chunk_id, _ in store.lexical_candidates("zeroconf", 5, SearchFilters())) == [
+            "c1",
+            "c2",
+        ]
+    finally:
+        store.close()
+
+
 def test_a_word_match_outranks_a_bigram_only_match(store_location, bundle_factory):
     messages = [
         message("b1", "u1", 0, "查账单据", conversation="g-2"),  # 账单 only as a bigram (查账 / 单据)
@@ -398,7 +419,6 @@ def test_integrity_problems_name_chunks_citing_missing_messages(store_location):
         problems = store.integrity_problems()
         assert any("chunk c1 cites messages not in the store: m1, m2" in p for p in problems)
         assert any("1 chunks with text to embed have no vector" in p for p in problems)
-        from threadkeep.store.sqlite import input_hash
 
         store.replace_conversation(Conversation("g-1"), "h", [], [], [chunk], {input_hash("x"): vector})
         assert not any("no vector" in p for p in store.integrity_problems())

@@ -637,8 +637,8 @@ class PostgresStore:
             None if chunk.evidence_ids is None else list(chunk.evidence_ids),
             chunk.resolution_state,
             chunk.has_unresolved_media,
-            _clean(" ".join(content_tokens(chunk.embedding_input))) if indexed else None,
-            " ".join(cjk_bigrams(chunk.embedding_input)) if indexed else None,
+            _clean(" ".join(content_tokens(chunk.indexed_text))) if indexed else None,
+            " ".join(cjk_bigrams(chunk.indexed_text)) if indexed else None,
         )
 
     @staticmethod

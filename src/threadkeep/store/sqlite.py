@@ -430,8 +430,8 @@ class SQLiteStore:
                     "INSERT INTO chunks_fts(rowid, words, bigrams) VALUES (?, ?, ?)",
                     (
                         cursor.lastrowid,
-                        " ".join(content_tokens(chunk.embedding_input)),
-                        " ".join(cjk_bigrams(chunk.embedding_input)),
+                        " ".join(content_tokens(chunk.indexed_text)),
+                        " ".join(cjk_bigrams(chunk.indexed_text)),
                     ),
                 )
 
