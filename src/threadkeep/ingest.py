@@ -33,10 +33,11 @@ PIPELINE_VERSION = "5"
 
 # Tokens kept free under the model's input size for the "passage: " prefix and special tokens.
 TOKEN_MARGIN = 32
-# Chat threads longer than this are split into overlapping windows: half of what the model
-# reads keeps each vector focused (LoCoMo turn recall@10 .837 at 28 messages per 10 hits with
-# 200, .835 at 39 with 300, .61 at 72 with whole threads; benchmarks/README.md).
-CHAT_WINDOW_TOKENS = 256
+# Chat threads longer than this are split into overlapping windows: smaller windows keep each
+# vector focused and cost fewer messages per hit (LoCoMo turn recall@10 / messages per 10 hits:
+# .82 / 21 at 128 tokens, .847 / 31 at 176, .854 / 34.5 at 192, .849 / 36 at 200, .849 / 50 at
+# 256; benchmarks/README.md).
+CHAT_WINDOW_TOKENS = 192
 # An assistant exchange embeds its question and the start of the reply up to this many tokens;
 # full text reads all of it (chunks/exchange.py).
 EXCHANGE_EMBED_TOKENS = 192
