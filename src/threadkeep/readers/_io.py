@@ -65,6 +65,18 @@ def iter_json_lines(path: Path) -> Iterator[tuple[int, Any] | Skip]:
             yield Skip(str(path), number, "JSON nested too deeply to read")
 
 
+def head_lines(path: Path, size: int) -> list[str]:
+    """The whole lines within the first `size` bytes of a file, for format detection ([] if unreadable)."""
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(size)
+    except OSError:
+        return []
+    if len(data) == size and b"\n" in data:
+        data = data[: data.rfind(b"\n") + 1]
+    return decode(data, str(path))[0].splitlines()
+
+
 def load_json(path: Path) -> tuple[Any, list[Skip]]:
     """Parse a whole JSON file; on failure return None and say where it broke."""
     text, problems = read_text(path)
@@ -76,6 +88,15 @@ def load_json(path: Path) -> tuple[Any, list[Skip]]:
         return None, [*problems, Skip(str(path), error.lineno, f"not valid JSON ({error.msg} at column {error.colno})")]
     except RecursionError:
         return None, [*problems, Skip(str(path), None, "JSON nested too deeply to read")]
+
+
+def load_export(path: Path, file_name: str, skipped: list[Skip]) -> tuple[Path, Any]:
+    """An export's JSON file (`file_name` when `path` is its folder) and its data; None if unreadable."""
+    if path.is_dir():
+        path = path / file_name
+    data, problems = load_json(path)
+    skipped.extend(problems)
+    return path, data
 
 
 def parse_time(value: Any, *, assume_utc: bool = False) -> datetime:

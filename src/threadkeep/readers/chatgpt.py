@@ -15,7 +15,7 @@ from typing import Any
 
 from threadkeep.model import Conversation, ReadResult, Skip
 from threadkeep.readers._assistant import Draft, file_time, finish_drafts, tool_line
-from threadkeep.readers._io import decode, load_json, parse_time
+from threadkeep.readers._io import decode, load_export, parse_time
 
 NAME = "chatgpt"
 HEAD_BYTES = 64 * 1024
@@ -63,10 +63,7 @@ def detect(path: Path) -> bool:
 
 def read(path: Path) -> ReadResult:
     result = ReadResult(format=NAME)
-    if path.is_dir():
-        path = path / EXPORT_FILE
-    data, problems = load_json(path)
-    result.skipped.extend(problems)
+    path, data = load_export(path, EXPORT_FILE, result.skipped)
     if data is None:
         return result
     conversations = [data] if isinstance(data, dict) else data

@@ -26,7 +26,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from threadkeep.model import Conversation, Message, ReadResult, Skip
-from threadkeep.readers._io import decode, files_to_read, read_text_or_skip
+from threadkeep.readers._io import files_to_read, head_lines, read_text_or_skip
 
 NAME = "wechat"
 
@@ -82,15 +82,7 @@ def _moment(date: str, time: str) -> datetime:
 
 
 def _head_lines(path: Path) -> list[str]:
-    try:
-        with path.open("rb") as handle:
-            data = handle.read(HEAD_BYTES)
-    except OSError:
-        return []
-    if len(data) == HEAD_BYTES and b"\n" in data:
-        data = data[: data.rfind(b"\n") + 1]
-    text, _ = decode(data, str(path))
-    return [line.strip("\ufeff \t\r") for line in text.splitlines() if line.strip("\ufeff \t\r")]
+    return [line.strip("\ufeff \t\r") for line in head_lines(path, HEAD_BYTES) if line.strip("\ufeff \t\r")]
 
 
 def detect(path: Path) -> bool:

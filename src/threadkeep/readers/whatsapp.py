@@ -40,7 +40,7 @@ from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 
 from threadkeep.model import Conversation, Message, ReadResult, Skip
-from threadkeep.readers._io import decode, read_text_or_skip
+from threadkeep.readers._io import head_lines, read_text_or_skip
 
 NAME = "whatsapp"
 
@@ -132,15 +132,7 @@ def _match(line: str) -> re.Match[str] | None:
 
 
 def _head_lines(path: Path) -> list[str]:
-    try:
-        with path.open("rb") as handle:
-            data = handle.read(HEAD_BYTES)
-    except OSError:
-        return []
-    if len(data) == HEAD_BYTES and b"\n" in data:
-        data = data[: data.rfind(b"\n") + 1]
-    text, _ = decode(data, str(path))
-    return [line for line in text.splitlines() if line.strip(MARKS + " \t")]
+    return [line for line in head_lines(path, HEAD_BYTES) if line.strip(MARKS + " \t")]
 
 
 def _is_chat_file(path: Path) -> bool:
