@@ -70,7 +70,8 @@ class IngestReport:
 
 def content_hash(conversation: Conversation, messages: Sequence[Message], settings: ThreadSettings) -> str:
     digest = hashlib.sha256()
-    digest.update(f"{PIPELINE_VERSION}|{settings!r}|{conversation.title}|{conversation.kind}".encode())
+    chunking = f"{CHAT_WINDOW_TOKENS}|{EXCHANGE_EMBED_TOKENS}"
+    digest.update(f"{PIPELINE_VERSION}|{chunking}|{settings!r}|{conversation.title}|{conversation.kind}".encode())
     for message in messages:
         record = asdict(message)
         digest.update(json.dumps(record, sort_keys=True, default=str, ensure_ascii=False).encode())
