@@ -1,5 +1,7 @@
 from datetime import UTC, datetime, timedelta
 
+from conftest import message
+from threadkeep.api import KnowledgeBase
 from threadkeep.chunks.exchange import chunk_exchange
 from threadkeep.embed import E5Embedder
 from threadkeep.model import Message
@@ -47,3 +49,20 @@ def test_a_long_question_leaves_room_for_the_reply():
     assert model.count_tokens(chunk.embedding_input) <= 192
     assert chunk.embedding_input.endswith("assistant: The worker has no account.")
     assert "line 79 of" in chunk.indexed_text
+
+
+def test_an_assistant_bundle_is_split_into_exchanges_by_who_spoke_first(bundle_factory, hash_embedder):
+    talk = [
+        message("s1:1", "me", 0, "how do I rotate the logs?", conversation="s1"),
+        message("s1:2", "helper", 1, "Use logrotate with a weekly rule.", conversation="s1"),
+        message("s1:3", "me", 2, "and keep four of them?", conversation="s1"),
+        message("s1:4", "helper", 3, "Add `rotate 4` to the rule.", conversation="s1"),
+        message("s2:1", "assistant", 0, "Hello! How can I help?", conversation="s2"),
+        message("s2:2", "me", 1, "what is a cron expression for every monday?", conversation="s2"),
+        message("s2:3", "assistant", 2, "0 0 * * 1", conversation="s2"),
+    ]
+    bundle = bundle_factory(talk, conversations=[{"conversationRef": ref, "kind": "assistant"} for ref in ("s1", "s2")])
+    with KnowledgeBase.open(bundle.parent / "kb.db", hash_embedder) as kb:
+        kb.ingest(bundle)
+        evidence = sorted(hit.chunk.evidence_ids for hit in kb.search("rotate logs cron monday", k=10))
+    assert evidence == [("s1:1", "s1:2"), ("s1:3", "s1:4"), ("s2:1",), ("s2:2", "s2:3")]

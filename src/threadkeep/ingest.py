@@ -27,6 +27,7 @@ from threadkeep.readers import UnknownFormatError, detect_format, read_path
 from threadkeep.store import Store
 from threadkeep.store.sqlite import input_hash
 from threadkeep.threads import ThreadSettings, build_threads
+from threadkeep.threads.exchanges import mark_turn_roles
 
 # Bump when threading or chunking changes what the same messages produce, so stores rebuild.
 PIPELINE_VERSION = "5"
@@ -119,6 +120,8 @@ def rebuild_conversation(
     Returns whether the store was written. Vectors of chunks whose embedding input is
     unchanged are reused; only new inputs reach the embedder.
     """
+    if conversation.kind == "assistant":
+        messages = mark_turn_roles(messages)
     record = store.conversation_record(conversation.ref)
     digest = content_hash(conversation, messages, settings)
     if record is not None and record.content_hash == digest:

@@ -6,7 +6,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 
 from threadkeep.model import Message, Thread
-from threadkeep.threads.exchanges import split_exchanges
+from threadkeep.threads.exchanges import mark_turn_roles, split_exchanges
 from threadkeep.threads.learned import assign_learned
 from threadkeep.threads.mentions import NameIndex
 from threadkeep.threads.rules import ThreadSettings, assign_threads
@@ -67,5 +67,5 @@ def reconstruct(messages: Iterable[Message], settings: ThreadSettings | None = N
 def build_threads(kind: str, messages: list[Message], settings: ThreadSettings | None = None) -> list[Thread]:
     """Threads of one conversation of the given kind: exchanges for assistant chats, reconstruction otherwise."""
     if kind == "assistant":
-        return split_exchanges(messages)
+        return split_exchanges(mark_turn_roles(messages))
     return reconstruct_conversation(messages, settings)
