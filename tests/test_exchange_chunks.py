@@ -65,4 +65,5 @@ def test_an_assistant_bundle_is_split_into_exchanges_by_who_spoke_first(bundle_f
     with KnowledgeBase.open(bundle.parent / "kb.db", hash_embedder) as kb:
         kb.ingest(bundle)
         evidence = sorted(hit.chunk.evidence_ids for hit in kb.search("rotate logs cron monday", k=10))
+        assert kb.ingest(bundle).conversations_rebuilt == 0
     assert evidence == [("s1:1", "s1:2"), ("s1:3", "s1:4"), ("s2:1",), ("s2:2", "s2:3")]
