@@ -6,6 +6,7 @@ import dataclasses
 import json
 import sys
 import tempfile
+from collections.abc import Callable
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
@@ -297,6 +298,17 @@ def apply_delta(path: str, as_json: bool, db: str | None) -> None:
         err.print(f"skipped {skip}", markup=False)
 
 
+def _print_items(items: list[dict], as_json: bool, line: Callable[[dict], str], empty: str = "") -> None:
+    """A listing as JSON, or one line per item."""
+    if as_json:
+        click.echo(json.dumps(items, ensure_ascii=False, indent=2))
+        return
+    if not items and empty:
+        out.print(empty)
+    for item in items:
+        out.print(line(item), markup=False)
+
+
 @main.command()
 @click.option("--json", "as_json", is_flag=True)
 @db_option
@@ -304,15 +316,13 @@ def review(as_json: bool, db: str | None) -> None:
     """Messages flagged for a person to look at (e.g. missing from the latest export). Nothing was deleted."""
     with KnowledgeBase.open(db) as kb:
         items = kb.store.review_items()
-    if as_json:
-        click.echo(json.dumps(items, ensure_ascii=False, indent=2))
-        return
-    if not items:
-        out.print("nothing to review")
-    for item in items:
+
+    def line(item: dict) -> str:
         who = item["sender_name"] or item["sender"] or "?"
         text = item["text"] if item["text"] is not None else "(not in the store)"
-        out.print(f"{item['conversation']}/{item['message_id']}  {item['reason']}  {who}: {text}", markup=False)
+        return f"{item['conversation']}/{item['message_id']}  {item['reason']}  {who}: {text}"
+
+    _print_items(items, as_json, line, "nothing to review")
 
 
 @main.command()
@@ -347,11 +357,7 @@ def documents(as_json: bool, db: str | None) -> None:
     """List the documents in the store."""
     with KnowledgeBase.open(db) as kb:
         items = kb.store.list_documents()
-    if as_json:
-        click.echo(json.dumps(items, ensure_ascii=False, indent=2))
-        return
-    for item in items:
-        out.print(f"{item['id']}  {item['title']}  (updated {item['updated_at'][:10]})", markup=False)
+    _print_items(items, as_json, lambda item: f"{item['id']}  {item['title']}  (updated {item['updated_at'][:10]})")
 
 
 def sample_path(name: str) -> Path:
