@@ -19,7 +19,9 @@ from threadkeep.model import Chunk, Message, Thread
 from threadkeep.text import is_noise
 
 CountTokens = Callable[[str], int]
-QUESTION_SHARE = 2  # a question keeps at most half of the embedding input
+# Of a long reply only the opening is embedded: later questions ask about what the user
+# said far more often than about the reply's detail, which full text still finds.
+REPLY_START_TOKENS = 64
 CUT_MARK = " …"
 
 
@@ -41,10 +43,11 @@ def chunk_exchange(
     if not reply:
         embedding_input = truncate_to_tokens(question, count_tokens, max_tokens - count_tokens(CUT_MARK)) + CUT_MARK
     else:
-        if question and count_tokens(question) > max_tokens // QUESTION_SHARE:
-            question = truncate_to_tokens(question, count_tokens, max_tokens // QUESTION_SHARE) + CUT_MARK
-        budget = max_tokens - (count_tokens(question) if question else 0) - count_tokens(CUT_MARK)
-        reply_start = truncate_to_tokens(reply, count_tokens, budget)
+        question_budget = max_tokens - REPLY_START_TOKENS - count_tokens(CUT_MARK)
+        if question and count_tokens(question) > question_budget:
+            question = truncate_to_tokens(question, count_tokens, question_budget) + CUT_MARK
+        left = max_tokens - (count_tokens(question) if question else 0)
+        reply_start = truncate_to_tokens(reply, count_tokens, min(REPLY_START_TOKENS, left) - count_tokens(CUT_MARK))
         if reply_start != reply:
             reply_start += CUT_MARK
         embedding_input = "\n".join(part for part in (question, reply_start) if part)
