@@ -41,14 +41,14 @@ RARITY_CAP = 100  # passages counted per question word when weighing it
 ABSENT_WEIGHT = float(np.log(RARITY_CAP + 1) + 1.0)  # the weight of a word no passage holds
 
 _CODE = re.compile(
-    r"(?<![\w.])(?:"
+    r"(?<![A-Za-z0-9_.])(?:"
     r"0x[0-9a-fA-F]{4,}"  # 0x80070005
     r"|\d+(?:\.\d+){1,3}(?:[-+.]?[A-Za-z]\w*)?"  # 3.2.0, 1.4.2-beta
     r"|(?=[A-Za-z_]*\d)(?=\d*[A-Za-z])[A-Za-z0-9]+(?:[_-][A-Za-z0-9]+)*"  # E1024, win7, sha256
     r"|[A-Za-z]+(?:_[A-Za-z0-9]+)+"  # redirect_uri
     r"|[A-Z]{4,}"  # ETIMEDOUT
     r"|[A-Za-z]*[a-z][A-Z][A-Za-z]*"  # WebDAV, HarmonyOS, macOS
-    r")(?![\w])"
+    r")(?![A-Za-z0-9_])"
 )
 _NAME = re.compile(r"(?<![\w'])[A-Z][a-z]+(?:'s)?(?![\w])")
 _SENTENCE_START = re.compile(r"(?:^|[.!?。！？]\s*)([A-Z][a-z]+)")
