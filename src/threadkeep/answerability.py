@@ -35,6 +35,7 @@ MAX_ABSENT = 0.65  # share of the question's weight in words no passage holds: a
 DOUBTFUL_ABSENT = 0.6  # above this share, the best dense score must stand out clearly ...
 CLEAR_STANDOUT = 3.0  # ... by this many standard deviations
 AGREEMENT_RANKS = 3  # "agree": a passage in the top 3 of both rankings
+CITED_SHARE = 0.5  # a cited passage scores at least this share of its source's best
 EVIDENCE_HITS = 3  # passages of each source read for coverage and speakers
 MIN_SPEAKER_OVERLAP = 2  # question words a line must share to count as the line the question is about
 RARITY_CAP = 100  # passages counted per question word when weighing it
@@ -258,6 +259,8 @@ def assess(question: str, retrieval: Retrieval, store: Store, filters: SearchFil
     best_coverage = max(coverage(question, hit) for hit in evidence)
     weights = rarity(store, question, filters)
     weighted = max(coverage(question, hit, weights) for hit in evidence)
+    covering = max(evidence, key=lambda hit: coverage(question, hit, weights))
+    dense_top = {chunk_id for chunk_id, _ in retrieval.dense[:AGREEMENT_RANKS]}
     absent = [unit for unit, weight in weights.items() if weight >= ABSENT_WEIGHT]
     features = {
         "standout": standout(retrieval.dense),
@@ -265,6 +268,7 @@ def assess(question: str, retrieval: Retrieval, store: Store, filters: SearchFil
         "weighted_coverage": weighted,
         "absent_share": sum(weights[unit] for unit in absent) / sum(weights.values()) if weights else 0.0,
         "agreement": float(agreement(retrieval)),
+        "covering_in_dense_top": float(covering.chunk.id in dense_top),
         "terms": float(len(terms)),
         "missing": float(len(missing)),
     }
@@ -309,23 +313,31 @@ def absent_words(question: str, absent_units: list[str]) -> list[str]:
 
 def decide(features: dict[str, float]) -> bool:
     """Answer when the question's codes are in the passages found, enough of its rarer words are in one of
-    them, and the two rankings agree on a top passage (or the best dense score stands out)."""
+    them, and that passage is also among the top dense passages (or the best dense score stands out)."""
     if features.get("terms_in_evidence", 1.0) < 1.0 or features["absent_share"] >= MAX_ABSENT:
         return False
     if features["absent_share"] >= DOUBTFUL_ABSENT and features["standout"] < CLEAR_STANDOUT:
         return False
     if features["weighted_coverage"] < MIN_COVERAGE:
         return False
-    return bool(features["agreement"]) or features["standout"] >= MIN_STANDOUT
+    return bool(features["covering_in_dense_top"]) or features["standout"] >= MIN_STANDOUT
 
 
 def citable(question: str, hits: list[Hit], assessment: Assessment) -> list[Hit]:
-    """The hits an answer cites: those that stand out among the dense candidates or cover enough of the
-    question; at least the best one when the question was judged answerable."""
+    """The hits an answer cites: those holding the question's codes that cover enough of its rarer words or
+    are top dense passages, and score at least half the best hit of their source; at least the best hit."""
+    wanted = [_term_tokens(term) for term in codes(question)]
+    best: dict[str, float] = {}
+    for hit in hits:
+        best.setdefault(hit.chunk.source_type, hit.score)
     chosen = [
         hit
         for hit in hits
-        if coverage(question, hit, assessment.weights) >= MIN_COVERAGE
-        or (hit.dense_rank is not None and hit.dense_rank < AGREEMENT_RANKS)
+        if hit.score >= CITED_SHARE * best[hit.chunk.source_type]
+        and all(tokens <= _text_units(hit.chunk.indexed_text) for tokens in wanted)
+        and (
+            coverage(question, hit, assessment.weights) >= MIN_COVERAGE
+            or (hit.dense_rank is not None and hit.dense_rank < AGREEMENT_RANKS)
+        )
     ]
     return chosen or hits[:1]
