@@ -26,7 +26,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from threadkeep.model import Conversation, Message, ReadResult, Skip
-from threadkeep.readers._io import json_array_items, parse_time, read_text_or_skip
+from threadkeep.readers._io import json_array_items, parse_time, read_text_or_skip, too_deep
 
 NAME = "discord"
 
@@ -85,11 +85,13 @@ def _load(path: Path, skipped: list[Skip]) -> tuple[dict[str, Any] | None, list[
         skipped.append(Skip(file, None, "file is empty"))
         return None, []
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as error:
-        return _salvage(text, file, error, skipped)
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as error:
+            return _salvage(text, file, error, skipped)
     except RecursionError:
-        skipped.append(Skip(file, None, "JSON nested too deeply"))
+        # Also from the salvage parse, which runs a few frames deeper than the first.
+        skipped.append(too_deep(text, file))
         return None, []
     if not isinstance(data, dict):
         skipped.append(Skip(file, 1, f"expected a JSON object, got {type(data).__name__}"))
