@@ -1,0 +1,66 @@
+"""Long hostile lines are read or rejected in time linear in their length.
+
+Each case runs the reader in a child process with a generous time limit: a
+quadratic pattern takes hours on these lines, a linear one well under a second.
+The assertions are on behaviour (the child finished and reported); speed itself
+is measured by the fuzz benchmark, not asserted here.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+RUN = """
+import json, sys
+from pathlib import Path
+from threadkeep.readers import {name} as reader
+out = []
+for path in sys.argv[1:]:
+    result = reader.read(Path(path))
+    out.append([len(result.messages), len(result.skipped)])
+print(json.dumps(out))
+"""
+TIME_LIMIT = 120
+SPACES = " " * 200_000
+
+
+def _read_in_child(name: str, folder: Path, files: dict[str, str]) -> list[list[int]]:
+    paths = []
+    for index, (file_name, text) in enumerate(files.items()):
+        case = folder / str(index)
+        case.mkdir()
+        path = case / file_name
+        path.write_text(text, encoding="utf-8")
+        paths.append(str(path))
+    done = subprocess.run(
+        [sys.executable, "-c", RUN.format(name=name), *paths],
+        capture_output=True,
+        text=True,
+        timeout=TIME_LIMIT,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout)
+
+
+CASES: dict[str, dict[str, str]] = {
+    "wechat": {
+        "spaces.txt": "甲 2023/09/16 2:51 PM\n好\n乙" + SPACES + "x\n",
+        "spaces_before_date.txt": "甲 2023/09/16 14:51\n好\n乙" + SPACES + "2023/09/16 14:52\n",
+        "separators.txt": "甲 2023/09/16 14:51\n" + "2023/09/16 " * 20_000 + "\n",
+        "system.txt": "甲 2023/09/16 14:51\n" + "撤回了一条消息" * 30_000 + "\n",
+    },
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_long_hostile_lines_finish(tmp_path: Path, name: str):
+    counts = _read_in_child(name, tmp_path, CASES[name])
+    assert len(counts) == len(CASES[name])
+    # The first, well-formed header of each file is always read.
+    assert all(messages >= 1 for messages, _ in counts), counts
