@@ -54,6 +54,16 @@ CASES: dict[str, dict[str, str]] = {
         "spaces_before_date.txt": "甲 2023/09/16 14:51\n好\n乙" + SPACES + "2023/09/16 14:52\n",
         "separators.txt": "甲 2023/09/16 14:51\n" + "2023/09/16 " * 20_000 + "\n",
         "system.txt": "甲 2023/09/16 14:51\n" + "撤回了一条消息" * 30_000 + "\n",
+        "mentions.txt": "甲 2023/09/16 14:51\n好\n乙 2023/09/16 14:52\n" + "@" * 200_000 + "\n",
+    },
+    "whatsapp": {
+        "edited.txt": "1/2/24, 10:00 - Ann: x" + SPACES + "y\n",
+        "edited_marker.txt": "1/2/24, 10:00 - Ann: x" + SPACES + "<This message was edite\n",
+        "header.txt": "1/2/24, 10:00 - Ann: x\n1/2/24," + SPACES + "10:00 - Ann: x\n",
+        "ios.txt": "[1/2/24, 10:00:00] Ann: x\n[1/2/24," + SPACES + "]\n",
+        "mentions.txt": "1/2/24, 10:00 - Ann: x\n1/2/24, 10:01 - Bob: " + "@" * 200_000 + "\n",
+        "attached.txt": "1/2/24, 10:00 - Ann: " + "x." * 100_000 + " (file attached\n",
+        "angles.txt": "1/2/24, 10:00 - Ann: " + "<" * 200_000 + "\n",
     },
 }
 

@@ -190,10 +190,9 @@ def _media(text: str) -> tuple[str, str]:
 def _mentions(text: str, names: list[str]) -> tuple[str, tuple[str, ...]]:
     found: list[str] = []
     start = text.find("@")
-    while start != -1:
-        after = text[start + 1 :]
+    while start != -1 and len(found) < len(names):
         for name in names:
-            if after.startswith(name) and name not in found:
+            if text.startswith(name, start + 1) and name not in found:
                 found.append(name)
                 break
         start = text.find("@", start + 1)
