@@ -56,6 +56,28 @@ CASES: dict[str, dict[str, str]] = {
         "system.txt": "甲 2023/09/16 14:51\n" + "撤回了一条消息" * 30_000 + "\n",
         "mentions.txt": "甲 2023/09/16 14:51\n好\n乙 2023/09/16 14:52\n" + "@" * 200_000 + "\n",
     },
+    "slack": {
+        "2013-01-23.json": json.dumps(
+            [
+                {"type": "message", "user": "U1", "ts": "1358877400.000005", "text": "ok"},
+                {"type": "message", "user": "U1", "ts": "1358877401.000005", "text": "<" + "a" * 200_000},
+                {"type": "message", "user": "U1", "ts": "1358877402.000005", "text": "<@" * 100_000},
+            ]
+        )
+        + SPACES,
+    },
+    "telegram": {
+        "result.json": '{"name": "x", "type": "private_group", "id": 1, "messages": [{"id": 1, "type": "message", '
+        '"date": "2024-01-01T00:00:00", "from": "a", "from_id": "user1", "text": "ok"},'
+        + SPACES
+        + '"messages"'
+        + SPACES,
+    },
+    "discord": {
+        "channel.json": '{"guild": {"id": "1", "name": "g"}, "channel": {"id": "2", "type": "GuildTextChat", '
+        '"name": "c"}, "messages": [{"id": "3", "type": "Default", "timestamp": "2024-01-01T00:00:00+00:00", '
+        '"content": "ok", "author": {"id": "4", "name": "a"}},' + SPACES + '"messages"' + SPACES,
+    },
     "whatsapp": {
         "edited.txt": "1/2/24, 10:00 - Ann: x" + SPACES + "y\n",
         "edited_marker.txt": "1/2/24, 10:00 - Ann: x" + SPACES + "<This message was edite\n",

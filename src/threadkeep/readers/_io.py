@@ -218,3 +218,11 @@ def deep_nesting_line(text: str, limit: int = DEEP_NESTING) -> int | None:
 def too_deep(text: str, file: str, what: str = "") -> Skip:
     """The Skip for JSON nested too deeply to parse, at the line where the nesting gets deep."""
     return Skip(file, deep_nesting_line(text), f"JSON nested too deeply to read{what}")
+
+
+def inside(root: Path, path: Path) -> bool:
+    """Whether `path`, with symlinks followed, stays within `root`: readers never read outside what they were given."""
+    try:
+        return path.resolve().is_relative_to(root.resolve())
+    except (OSError, RuntimeError):  # a symlink loop
+        return False
