@@ -56,6 +56,14 @@ CASES: dict[str, dict[str, str]] = {
         "system.txt": "甲 2023/09/16 14:51\n" + "撤回了一条消息" * 30_000 + "\n",
         "mentions.txt": "甲 2023/09/16 14:51\n好\n乙 2023/09/16 14:52\n" + "@" * 200_000 + "\n",
     },
+    "irc": {
+        "opened.log": "[10:00] <ann> hi\n--- Log opened" + SPACES + "x\n",
+        "day_changed.log": "[10:00] <ann> hi\n--- Day changed" + SPACES + "x\n",
+        "begin.log": "[10:00] <ann> hi\n**** BEGIN LOGGING AT" + SPACES + "x\n",
+        "joins.log": "[10:00] <ann> hi\n[10:01] *** " + "Joins: " * 30_000 + "\n",
+        "untimed.log": "[10:00] <ann> hi\n=== " + "a " * 100_000 + "\n",
+        "speech.log": "[10:00] <ann> hi\n[10:01] <bob>" + SPACES + "x\n[10:02]" + SPACES + "\n",
+    },
     "slack": {
         "2013-01-23.json": json.dumps(
             [
