@@ -226,3 +226,16 @@ def inside(root: Path, path: Path) -> bool:
         return path.resolve().is_relative_to(root.resolve())
     except (OSError, RuntimeError):  # a symlink loop
         return False
+
+
+def confined(root: Path, files: list[Path], skipped: list[Skip]) -> list[Path]:
+    """`files` that stay within `root` once symlinks are followed; a Skip for each that leads out."""
+    if not root.is_dir():
+        return files
+    kept = []
+    for file in files:
+        if inside(root, file):
+            kept.append(file)
+        else:
+            skipped.append(Skip(str(file), None, "symlink to outside the folder given; not followed"))
+    return kept

@@ -26,7 +26,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from threadkeep.model import Conversation, Message, ReadResult, Skip
-from threadkeep.readers._io import json_array_items, parse_time, read_text_or_skip, too_deep
+from threadkeep.readers._io import confined, json_array_items, parse_time, read_text_or_skip, too_deep
 
 NAME = "discord"
 
@@ -287,7 +287,7 @@ def _parse_message(raw: Any, channel: _Channel, notes: list[str]) -> Message:
 
 def read(path: Path) -> ReadResult:
     result = ReadResult(format=NAME)
-    files = [path] if path.is_file() else _channel_files(path) if path.is_dir() else []
+    files = [path] if path.is_file() else confined(path, _channel_files(path), result.skipped) if path.is_dir() else []
     if not files:
         result.skipped.append(Skip(str(path), None, "no DiscordChatExporter JSON files found"))
     conversations: dict[str, Conversation] = {}

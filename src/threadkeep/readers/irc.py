@@ -43,7 +43,7 @@ from itertools import pairwise
 from pathlib import Path
 
 from threadkeep.model import Conversation, Message, ReadResult, Skip
-from threadkeep.readers._io import files_to_read, head_lines, read_text_or_skip
+from threadkeep.readers._io import confined, files_to_read, head_lines, read_text_or_skip
 
 NAME = "irc"
 
@@ -425,7 +425,8 @@ def _read_file(path: Path, result: ReadResult) -> None:
 
 def read(path: Path) -> ReadResult:
     result = ReadResult(format=NAME)
-    for file in files_to_read(path, detect, "IRC", result.skipped, recursive=True):
+    files = files_to_read(path, detect, "IRC", result.skipped, recursive=True)
+    for file in confined(path, files, result.skipped):
         _read_file(file, result)
     result.messages.sort(key=lambda message: message.sent_at)
     return result

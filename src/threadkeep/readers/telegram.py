@@ -32,7 +32,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from threadkeep.model import Conversation, Message, ReadResult, Skip
-from threadkeep.readers._io import json_array_items, read_text_or_skip, too_deep
+from threadkeep.readers._io import confined, json_array_items, read_text_or_skip, too_deep
 
 NAME = "telegram"
 
@@ -386,6 +386,8 @@ def read(path: Path) -> ReadResult:
     file = str(file_path)
     if not file_path.is_file():
         result.skipped.append(Skip(file, None, "no such file (a Telegram export has result.json)"))
+        return result
+    if not confined(path, [file_path], result.skipped):
         return result
     data = _load(file_path, result.skipped)
     if data is None:

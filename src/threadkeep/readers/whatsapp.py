@@ -46,7 +46,7 @@ from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 
 from threadkeep.model import Conversation, Message, ReadResult, Skip
-from threadkeep.readers._io import head_lines, read_text_or_skip
+from threadkeep.readers._io import confined, head_lines, read_text_or_skip
 
 NAME = "whatsapp"
 
@@ -477,7 +477,7 @@ def _read_file(path: Path, result: ReadResult) -> None:
 
 def read(path: Path) -> ReadResult:
     result = ReadResult(format=NAME)
-    files = [path] if path.is_file() else _chat_files(path) if path.is_dir() else []
+    files = [path] if path.is_file() else confined(path, _chat_files(path), result.skipped) if path.is_dir() else []
     if not files:
         result.skipped.append(Skip(str(path), None, "no WhatsApp chat .txt files found"))
     for file in files:
