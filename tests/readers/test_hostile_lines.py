@@ -64,6 +64,13 @@ CASES: dict[str, dict[str, str]] = {
         "untimed.log": "[10:00] <ann> hi\n=== " + "a " * 100_000 + "\n",
         "speech.log": "[10:00] <ann> hi\n[10:01] <bob>" + SPACES + "x\n[10:02]" + SPACES + "\n",
     },
+    "messenger": {
+        "message_1.json": '{"participants": [{"name": "a"}], "messages": [{"sender_name": "a", "timestamp_ms": '
+        '1700000000000, "content": "ok"}, {"sender_name": "a", "timestamp_ms": 1700000000001, "content": "'
+        + "\\u00c5" * 100_000
+        + '"}]}'
+        + SPACES,
+    },
     "slack": {
         "2013-01-23.json": json.dumps(
             [

@@ -24,6 +24,7 @@ READER_MODULES: tuple[str, ...] = (
     "whatsapp",
     "wechat",
     "irc",
+    "messenger",
     "claude_code",
     "codex_cli",
     "gemini_cli",
