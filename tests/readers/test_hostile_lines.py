@@ -64,6 +64,12 @@ CASES: dict[str, dict[str, str]] = {
         "untimed.log": "[10:00] <ann> hi\n=== " + "a " * 100_000 + "\n",
         "speech.log": "[10:00] <ann> hi\n[10:01] <bob>" + SPACES + "x\n[10:02]" + SPACES + "\n",
     },
+    "line": {
+        "header.txt": "[LINE] Chat history with" + SPACES + "とのトーク履歴\n\n2023/09/15(Fri)\n09:15\tA\tok\n",
+        "message.txt": "2023/09/15(Fri)\n09:15\tA\tok\n09:16\t" + "\t" * 100_000 + SPACES + "\n",
+        "unsent.txt": "2023/09/15(Fri)\n09:15\tA\tok\n09:16\tA\t" + "unsent a message " * 20_000 + "\n",
+        "spaces.txt": "2023/09/15(Fri)\n09:15 A ok\n09:16" + SPACES + "A\n",
+    },
     "messenger": {
         "message_1.json": '{"participants": [{"name": "a"}], "messages": [{"sender_name": "a", "timestamp_ms": '
         '1700000000000, "content": "ok"}, {"sender_name": "a", "timestamp_ms": 1700000000001, "content": "'

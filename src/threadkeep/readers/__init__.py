@@ -25,6 +25,7 @@ READER_MODULES: tuple[str, ...] = (
     "wechat",
     "irc",
     "messenger",
+    "line",
     "claude_code",
     "codex_cli",
     "gemini_cli",
