@@ -9,6 +9,7 @@ import subprocess
 import sys
 import threading
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -333,6 +334,18 @@ def test_full_text_reads_the_lexical_input_beyond_what_is_embedded(store_locatio
         ]
     finally:
         store.close()
+
+
+def test_tool_output_is_found_by_full_text_but_never_shown(store_location, tmp_path):
+    session = tmp_path / "session.jsonl"
+    shutil.copy(Path(__file__).resolve().parents[1] / "fixtures" / "claude_code" / "queued.jsonl", session)
+    with KnowledgeBase.open(store_location, HashEmbedder(64)) as kb:
+        kb.ingest(session)
+        found = kb.store.lexical_candidates("Razer Kiyo Pro", 5, SearchFilters())
+        assert found, "lsusb's output is searchable"
+        chunk = kb.store.get_chunks([found[0][0]])[found[0][0]]
+        assert "Which webcam is plugged in?" in chunk.text and "Razer" not in chunk.text
+        assert kb.store.integrity_problems() == []
 
 
 def test_a_word_match_outranks_a_bigram_only_match(store_location, bundle_factory):
