@@ -21,11 +21,13 @@ from threadkeep.model import Chunk, Conversation, Document, Message, Thread
 from threadkeep.store.base import (
     CHUNK_COLUMNS,
     MESSAGE_COLUMNS,
+    BasedOn,
     ConversationRecord,
     SearchFilters,
     StoreError,
     chunk_from_row,
     message_from_row,
+    require_current,
     thread_rows,
 )
 from threadkeep.text import cjk_bigrams, content_tokens
@@ -230,6 +232,15 @@ class SQLiteStore:
         ).fetchall()
         return [message_from_row(row, json.loads) for row in rows]
 
+    def read_conversation(self, ref: str) -> tuple[ConversationRecord | None, list[Message]]:
+        """The conversation's record and its messages, read from one snapshot."""
+        self.db.execute("BEGIN")  # deferred: a WAL read snapshot from the first SELECT to COMMIT
+        try:
+            record = self.conversation_record(ref)
+            return record, self.load_messages(ref) if record else []
+        finally:
+            self.db.execute("COMMIT")
+
     def load_thread(self, conversation: str, message_id: str) -> list[Message]:
         """Every message of the thread holding `message_id`, in time order (empty if unknown)."""
         row = self.db.execute(
@@ -257,6 +268,7 @@ class SQLiteStore:
         threads: Sequence[Thread],
         chunks: Sequence[Chunk],
         embeddings: dict[str, np.ndarray],
+        based_on: BasedOn | None = None,
     ) -> None:
         ref = conversation.ref
         rows, thread_of = thread_rows(ref, threads, chunks)
@@ -265,6 +277,9 @@ class SQLiteStore:
             for row in rows
         ]
         with self._write():
+            # BEGIN IMMEDIATE holds the one writer lock: nobody can change the hash after this read.
+            current = self.db.execute("SELECT content_hash FROM conversations WHERE ref = ?", (ref,)).fetchone()
+            require_current(ref, based_on, current[0] if current else None)
             self._delete_chunks("chat", ref)
             self.db.execute("DELETE FROM threads WHERE conversation = ?", (ref,))
             self.db.execute("DELETE FROM messages WHERE conversation = ?", (ref,))
