@@ -428,6 +428,23 @@ def test_integrity_problems_name_chunks_citing_missing_messages(store_location):
         store.close()
 
 
+def test_check_finds_a_deleted_message_that_a_thread_still_lists(store_location, bundle_factory, tmp_path):
+    messages = [*two_conversations(), message("a5", "u5", 7, "我的手机号 13912345678", quotedMessageId="a1")]
+    bundle = bundle_factory(messages)
+    (bundle / "delta.jsonl").write_text(
+        json.dumps({"operation": "recalled", "messageId": "a5", "item": {"conversationRef": "g-1"}}) + "\n"
+    )
+    with KnowledgeBase.open(store_location, HashEmbedder(64)) as kb:
+        kb.ingest(bundle)
+        kb.apply_delta(bundle)
+        assert kb.check() == []
+        (thread,) = [row[0] for row in rows(kb.store, "SELECT thread_id FROM messages WHERE id = 'a5'")]
+        cited = {mid for chunk in kb.store.get_chunks(chunk_ids(kb.store)).values() for mid in chunk.evidence_ids}
+        assert "a5" not in cited  # a recalled message is cited by no chunk: only its thread still lists it
+        kb.store.db.execute("DELETE FROM messages WHERE id = 'a5'")
+        assert kb.check() == [f"thread {thread} lists messages not in the store: a5"]
+
+
 def test_the_store_refuses_a_different_embedding_model(store_location, bundle_factory):
     bundle = bundle_factory(two_conversations())
     with KnowledgeBase.open(store_location, HashEmbedder(64)) as kb:

@@ -586,6 +586,13 @@ class PostgresStore:
                 'GROUP BY c.id ORDER BY c.id COLLATE "C"'
             ):
                 problems.append(f"chunk {chunk_id} cites messages not in the store: {', '.join(missing[:5])}")
+            for thread_id, missing in self.db.execute(
+                "SELECT t.id, array_agg(e.mid ORDER BY e.n) FROM threads t "
+                "CROSS JOIN LATERAL unnest(t.message_ids) WITH ORDINALITY AS e(mid, n) WHERE NOT EXISTS "
+                "(SELECT 1 FROM messages m WHERE m.conversation = t.conversation AND m.id = e.mid) "
+                'GROUP BY t.id ORDER BY t.id COLLATE "C"'
+            ):
+                problems.append(f"thread {thread_id} lists messages not in the store: {', '.join(missing[:5])}")
             for conversation, mid, seen in self.db.execute(
                 "WITH membership AS (SELECT t.conversation, mid, count(*) AS n FROM threads t "
                 "CROSS JOIN LATERAL unnest(t.message_ids) AS mid GROUP BY t.conversation, mid) "

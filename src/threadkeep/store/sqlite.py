@@ -383,9 +383,15 @@ class SQLiteStore:
             if missing:
                 problems.append(f"chunk {chunk_id} cites messages not in the store: {', '.join(missing[:5])}")
         counts: dict[tuple[str, str], int] = {}
-        for conversation, ids in self.db.execute("SELECT conversation, message_ids FROM threads"):
-            for mid in json.loads(ids):
+        for thread_id, conversation, ids in self.db.execute(
+            "SELECT id, conversation, message_ids FROM threads ORDER BY id"
+        ):
+            listed = json.loads(ids)
+            for mid in listed:
                 counts[(conversation, mid)] = counts.get((conversation, mid), 0) + 1
+            missing = [mid for mid in listed if (conversation, mid) not in message_ids]
+            if missing:
+                problems.append(f"thread {thread_id} lists messages not in the store: {', '.join(missing[:5])}")
         for conversation, mid, recalled in self.db.execute("SELECT conversation, id, recalled FROM messages"):
             seen = counts.get((conversation, mid), 0)
             if seen != 1 and not (recalled and seen == 0):
