@@ -283,19 +283,29 @@ def stats(as_json: bool, db: str | None) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @db_option
 def apply_delta(path: str, as_json: bool, db: str | None) -> None:
-    """Apply a delta.jsonl (upsert / recalled / missing); rebuild only the conversations it touches."""
+    """Apply a delta.jsonl (upsert / recalled / missing); rebuild only the conversations it touches.
+
+    All or nothing per conversation: a conversation named by a line that cannot be used is left
+    unchanged (every conversation, when the line names none), and the command exits with status 1.
+    """
     with KnowledgeBase.open(db) as kb:
         report = kb.apply_delta(path)
     if as_json:
         click.echo(json.dumps(report.to_dict(), ensure_ascii=False, indent=2))
-        return
-    out.print(
-        f"delta: {report.upserted} upserted, {report.recalled} recalled, {report.flagged_missing} flagged for review; "
-        f"{report.conversations_rebuilt} of {report.conversations} conversations rebuilt, {report.chunks} chunks, "
-        f"{report.embedded} embedded, {len(report.skipped)} skipped"
-    )
-    for skip in report.skipped:
-        err.print(f"skipped {skip}", markup=False)
+    else:
+        out.print(
+            f"delta: {report.upserted} upserted, {report.recalled} recalled, {report.flagged_missing} flagged for "
+            f"review; {report.conversations_rebuilt} of {report.conversations} conversations rebuilt, "
+            f"{report.chunks} chunks, {report.embedded} embedded, {len(report.skipped)} skipped"
+        )
+        for skip in report.skipped:
+            err.print(f"skipped {skip}", markup=False)
+        for skip in report.rejected:
+            err.print(f"error {skip}", markup=False)
+    if report.rejected:
+        left = "no conversation was changed" if report.refused_all else f"left unchanged: {', '.join(report.refused)}"
+        err.print(f"{len(report.rejected)} delta lines could not be applied; {left}", markup=False)
+        sys.exit(1)
 
 
 def _print_items(items: list[dict], as_json: bool, line: Callable[[dict], str], empty: str = "") -> None:
