@@ -22,7 +22,7 @@ from typing import Any
 
 from threadkeep.embed import Embedder
 from threadkeep.ingest import IngestReport, merge_messages, update_conversation
-from threadkeep.model import Conversation, Message, Skip
+from threadkeep.model import SKIPS_SHOWN, Conversation, Message, Skip, summarize_skips
 from threadkeep.readers._io import iter_json_lines
 from threadkeep.readers.bundle import parse_message, read_members
 from threadkeep.store import ConversationRecord, Store
@@ -41,9 +41,9 @@ class DeltaReport(IngestReport):
     refused: list[str] = dataclasses.field(default_factory=list)
     refused_all: bool = False
 
-    def to_dict(self) -> dict:
-        data = IngestReport.to_dict(self)
-        data["rejected"] = [str(skip) for skip in self.rejected]
+    def to_dict(self, skips_shown: int | None = SKIPS_SHOWN) -> dict:
+        data = IngestReport.to_dict(self, skips_shown)
+        data["rejected"] = summarize_skips(self.rejected, skips_shown)
         return data
 
 

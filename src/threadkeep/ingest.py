@@ -13,6 +13,7 @@ stored otherwise (`update_conversation`).
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from collections import defaultdict
@@ -25,10 +26,10 @@ import numpy as np
 from threadkeep.chunks.chat import chunk_thread_windows
 from threadkeep.chunks.document import chunk_document
 from threadkeep.chunks.exchange import chunk_exchange
-from threadkeep.documents import DocumentError, is_document, iter_documents, read_document
+from threadkeep.documents import DocumentError, is_document, read_document
 from threadkeep.embed import Embedder
-from threadkeep.model import Chunk, Conversation, Message, ReadResult, Skip
-from threadkeep.readers import UnknownFormatError, detect_format, read_path
+from threadkeep.model import SKIPS_SHOWN, Chunk, Conversation, Message, ReadResult, Skip, summarize_skips
+from threadkeep.readers import Limits, Plan, plan_path, read_units
 from threadkeep.store import ConversationRecord, Store, StoreError
 from threadkeep.store.base import BasedOn, ConcurrentWriteError
 from threadkeep.store.sqlite import input_hash
@@ -48,9 +49,6 @@ CHAT_WINDOW_TOKENS = 192
 # An assistant exchange embeds its question and the start of the reply up to this many tokens;
 # full text reads all of it (chunks/exchange.py).
 EXCHANGE_EMBED_TOKENS = 192
-# Suffixes no chat export uses: such a file is read as a document without asking the chat readers.
-DOCUMENT_ONLY_SUFFIXES = frozenset({".md", ".markdown", ".html", ".htm", ".pdf", ".docx"})
-
 # A writer redoes its change when another writer of the same conversation committed first; each
 # redo means another writer made progress, so only a conversation written nonstop by others runs out.
 MAX_WRITE_ATTEMPTS = 20
@@ -62,7 +60,9 @@ Revise = Callable[[ConversationRecord | None, list[Message]], tuple[Conversation
 
 @dataclass(slots=True)
 class IngestReport:
-    format: str = ""
+    """What an ingest read, wrote and could not use. Paths are relative to the path ingested."""
+
+    format: str = ""  # the readers used, "+"-joined ("document" for documents)
     messages_read: int = 0
     conversations: int = 0
     conversations_rebuilt: int = 0
@@ -73,12 +73,23 @@ class IngestReport:
     documents: int = 0
     documents_rebuilt: int = 0
     redone: int = 0  # rebuilds done again because another writer changed the conversation first
+    # Lines, records and files a reader could not use (bad lines, broken JSON, damaged documents).
     skipped: list[Skip] = field(default_factory=list)
     ignored: dict[str, int] = field(default_factory=dict)
+    # Files no reader took (binary, media, unknown formats, hidden, over a limit), each with why.
+    not_read: list[Skip] = field(default_factory=list)
+    # Messages (chat formats) or documents read, per format.
+    formats: dict[str, int] = field(default_factory=dict)
 
-    def to_dict(self) -> dict:
+    @property
+    def read_anything(self) -> bool:
+        return self.messages_read > 0 or self.documents > 0
+
+    def to_dict(self, skips_shown: int | None = SKIPS_SHOWN) -> dict:
+        """The report as JSON; `skipped` and `not_read` are bounded summaries (`skips_shown` None lists all)."""
         data = asdict(self)
-        data["skipped"] = [str(skip) for skip in self.skipped]
+        data["skipped"] = summarize_skips(self.skipped, skips_shown)
+        data["not_read"] = summarize_skips(self.not_read, skips_shown)
         return data
 
 
@@ -244,20 +255,23 @@ def ingest_result(
 
 
 def ingest_documents(
-    store: Store, path: Path, embedder: Embedder, progress: ProgressCallback | None = None
-) -> IngestReport:
-    """Ingest a document file or every document under a folder; unchanged documents are left alone."""
+    store: Store, plan: Plan, embedder: Embedder, report: IngestReport, progress: ProgressCallback | None = None
+) -> None:
+    """Ingest a plan's documents into `report`; a document's id is its path relative to the path ingested."""
+    units = plan.document_units()
+    if not units:
+        return
     store.bind_embedder(embedder.name, embedder.dim)
-    report = IngestReport(format="document")
-    root = path if path.is_dir() else path.parent
-    files = list(iter_documents(path))
     max_tokens = embedder.max_tokens - TOKEN_MARGIN
-    for done, file in enumerate(files, start=1):
+    for done, unit in enumerate(units, start=1):
         try:
-            document = read_document(file, root)
+            document = read_document(unit.path, unit.path.parent)
         except DocumentError as error:
-            report.skipped.append(Skip(str(file), None, error.reason))
+            report.skipped.append(Skip(unit.display, None, error.reason))
             continue
+        # A zip member's file is temporary: the zip and its member path say where it came from.
+        where = unit.display if plan.in_archive(unit) else document.path
+        document = dataclasses.replace(document, id=unit.display, path=where)
         report.documents += 1
         digest = f"{PIPELINE_VERSION}:{document.content_hash}:{document.updated_at.isoformat()}:{max_tokens}"
         if store.document_hash(document.id) != digest:
@@ -267,19 +281,33 @@ def ingest_documents(
             report.documents_rebuilt += 1
             report.chunks += len(chunks)
         if progress:
-            progress("documents", done, len(files))
+            progress("documents", done, len(units))
+    if report.documents:
+        report.formats["document"] = report.documents
+
+
+def ingest_plan(
+    store: Store,
+    plan: Plan,
+    embedder: Embedder,
+    settings: ThreadSettings | None = None,
+    progress: ProgressCallback | None = None,
+) -> IngestReport:
+    """Ingest everything a walk found: chat exports, then documents; the rest is reported as not read."""
+    result = read_units(plan)
+    by_format: dict[str, int] = defaultdict(int)
+    kinds = {conversation.ref: conversation.source_format for conversation in result.conversations}
+    for message in result.messages:
+        by_format[kinds.get(message.conversation) or result.format] += 1
+    if result.messages:
+        report = ingest_result(store, result, embedder, settings, progress)
+    else:
+        report = IngestReport(skipped=list(result.skipped), ignored=dict(result.ignored))
+    report.not_read = list(result.not_read)
+    report.formats = dict(by_format)
+    ingest_documents(store, plan, embedder, report, progress)
+    report.format = "+".join(sorted(report.formats)) or result.format
     return report
-
-
-def is_document_input(path: Path) -> bool:
-    """Documents rather than a chat export: a document file no chat reader claims, or a folder of them."""
-    if path.is_file() and path.suffix.lower() in DOCUMENT_ONLY_SUFFIXES:
-        return True
-    try:
-        detect_format(path)
-    except UnknownFormatError:
-        return is_document(path) if path.is_file() else any(True for _ in iter_documents(path))
-    return False
 
 
 def ingest_path(
@@ -289,9 +317,9 @@ def ingest_path(
     format: str | None = None,
     settings: ThreadSettings | None = None,
     progress: ProgressCallback | None = None,
+    limits: Limits | None = None,
 ) -> IngestReport:
-    """Ingest a chat export or documents, whichever `path` holds (`format="document"` forces documents)."""
-    path = Path(path)
-    if format == "document" or (format is None and path.exists() and is_document_input(path)):
-        return ingest_documents(store, path, embedder, progress)
-    return ingest_result(store, read_path(path, format), embedder, settings, progress)
+    """Ingest every chat export and document in a file, folder or zip (`format` forces one reader,
+    `"document"` documents only); files no reader takes are listed in the report's `not_read`."""
+    with plan_path(path, format, is_document, limits) as plan:
+        return ingest_plan(store, plan, embedder, settings, progress)
