@@ -248,12 +248,13 @@ class PostgresStore:
     """A store in one PostgreSQL database, selected by a `postgresql://` URL."""
 
     def __init__(self, url: str) -> None:
-        self.url = url
+        self.url = self.address = url
         self.location = redact(url)
         try:
             given = conninfo_to_dict(url)
         except psycopg.ProgrammingError as error:
             raise StoreError(f"not a PostgreSQL connection URL: {self.location} ({error})") from error
+        self.name = str(given.get("dbname") or given.get("user") or "postgres")
         defaults = {"application_name": "threadkeep", "connect_timeout": 10}
         try:
             # autocommit: reads see what is committed now and hold no snapshot or lock between
