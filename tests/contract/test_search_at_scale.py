@@ -178,3 +178,33 @@ def test_changes_made_after_the_file_was_written_are_searched(make_location, mon
             fresh.close()
     finally:
         reader.close()
+
+
+def test_common_words_are_bounded_and_exact_codes_still_decide(store_location, monkeypatch):
+    # Budgets small enough that this small store has common words: 同步 is in every chunk.
+    monkeypatch.setattr("threadkeep.store.sqlite.POSTINGS_BUDGET", 10)
+    monkeypatch.setattr("threadkeep.store.sqlite.NEWEST_MATCHES", 15)
+    monkeypatch.setattr("threadkeep.store.postgres.NEWEST_MATCHES", 15, raising=False)
+    texts = [f"同步 进度 {i} 卡住" if i % 2 else f"同步 上传 {i}" for i in range(40)]
+    texts[7] = "同步 报错 E1024 重启"
+    texts[21] = "安装 同步 报错 0x80070005"
+    store = open_store(store_location)
+    try:
+        store.bind_embedder("hash-4", 4)
+        chunks = [make_chunk(i, "conv-a", "chat", text) for i, text in enumerate(texts)]
+        vectors = {input_hash(c.embedding_input): np.ones(4, dtype=np.float32) for c in chunks}
+        store.replace_conversation(Conversation("conv-a"), "h", [], [], chunks, vectors)
+        if is_postgres(store_location):
+            store.db.execute("ANALYZE chunks")  # the term statistics the PostgreSQL store reads
+
+        def ids(query: str, k: int = 10, **filters) -> list[str]:
+            return [chunk_id for chunk_id, _ in store.lexical_candidates(query, k, SearchFilters(**filters))]
+
+        assert ids("同步 E1024") == ["conv-a:7"]  # the code decides; the word every chunk has is left out
+        assert ids("0x80070005 同步 报错") == ["conv-a:21", "conv-a:7"]
+        assert ids("同步 0x80070005", conversation="conv-b") == []
+        newest = ids("同步", k=50)  # only the common word: its newest matches, ranked
+        assert 0 < len(newest) <= 15
+        assert {int(chunk_id.rpartition(":")[2]) for chunk_id in newest} <= set(range(25, 40))
+    finally:
+        store.close()

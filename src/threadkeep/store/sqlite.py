@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
@@ -151,6 +152,45 @@ BIGRAM_WEIGHT = 0.1
 def fts_query(tokens: Iterable[str]) -> str:
     unique = dict.fromkeys(token.replace('"', '""') for token in tokens)
     return " OR ".join(f'"{token}"' for token in unique)
+
+
+# A full-text query costs about one score per posting of its terms: a word in a third of a
+# million chunks cost 1.2-1.9 CPU-s. Terms are taken rarest first while their postings fit this
+# budget (the rarest always), so codes and rare words decide and the commonest words, which
+# barely move a BM25 ranking anyway, are left out; a store this small never drops a term.
+POSTINGS_BUDGET = 20_000
+# When even the rarest term is past the budget, only its newest matches are ranked, this many.
+NEWEST_MATCHES = 10_000
+
+
+@dataclass(frozen=True, slots=True)
+class TermPlan:
+    words: list[str]
+    bigrams: list[str]
+    bounded: bool  # rank only the newest NEWEST_MATCHES matches
+
+
+def plan_terms(words: Iterable[str], bigrams: Iterable[str], documents: Callable[[str, str], int]) -> TermPlan:
+    """Which query terms to search, given `documents(column, term)`: how many chunks hold the term."""
+    counted = sorted(
+        (documents(column, term), order, column, term)
+        for order, (column, term) in enumerate(
+            [*(("words", w) for w in dict.fromkeys(words)), *(("bigrams", b) for b in dict.fromkeys(bigrams))]
+        )
+    )
+    kept: list[tuple[int, str, str]] = []
+    postings = 0
+    for count, order, column, term in counted:
+        if kept and postings + count > POSTINGS_BUDGET:
+            break
+        kept.append((order, column, term))
+        postings += count
+    kept.sort()
+    return TermPlan(
+        [term for _, column, term in kept if column == "words"],
+        [term for _, column, term in kept if column == "bigrams"],
+        postings > POSTINGS_BUDGET,
+    )
 
 
 def input_hash(text: str) -> str:
@@ -577,22 +617,37 @@ class SQLiteStore:
         scored.sort(key=lambda pair: -pair[1])
         return scored[:k]
 
+    def _documents_with(self, column: str, term: str) -> int:
+        row = self.db.execute("SELECT doc FROM chunks_fts_terms WHERE term = ? AND col = ?", (term, column)).fetchone()
+        # Unknown here can still match: the tokenizer may split a query token (c++) or fold it (café).
+        return row[0] if row else 0
+
     def lexical_candidates(self, text: str, k: int, filters: SearchFilters) -> list[tuple[str, float]]:
-        words, bigrams = fts_query(content_tokens(text)), fts_query(cjk_bigrams(text))
+        if k <= 0:
+            return []
+        plan = plan_terms(content_tokens(text), cjk_bigrams(text), self._documents_with)
+        words, bigrams = fts_query(plan.words), fts_query(plan.bigrams)
         query = " OR ".join(filter(None, [words and f"words : ({words})", bigrams and f"bigrams : ({bigrams})"]))
         if not query:
             return []
-        sql = (
-            f"SELECT c.id, bm25(chunks_fts, 1.0, {BIGRAM_WEIGHT}) AS rank FROM chunks_fts "
-            "JOIN chunks c ON c.rowid = chunks_fts.rowid WHERE chunks_fts MATCH ?"
-        )
         where, filter_params = _filter_sql(filters)
-        sql += where
-        params: list[object] = [query, *filter_params]
-        sql += " ORDER BY rank LIMIT ?"
-        params.append(k)
+        join = " JOIN chunks c ON c.rowid = chunks_fts.rowid" if where else ""
+        select = f"SELECT chunks_fts.rowid, bm25(chunks_fts, 1.0, {BIGRAM_WEIGHT}) AS rank FROM chunks_fts{join}"
+        if plan.bounded:
+            sql = f"{select} WHERE chunks_fts MATCH ?{where} ORDER BY chunks_fts.rowid DESC LIMIT ?"
+            found = sorted(self.db.execute(sql, [query, *filter_params, NEWEST_MATCHES]), key=lambda row: row[1])[:k]
+        else:
+            sql = f"{select} WHERE chunks_fts MATCH ?{where} ORDER BY rank LIMIT ?"
+            found = self.db.execute(sql, [query, *filter_params, k]).fetchall()
+        if not found:
+            return []
+        ids = dict(
+            self.db.execute(
+                f"SELECT rowid, id FROM chunks WHERE rowid IN ({','.join('?' * len(found))})", [row[0] for row in found]
+            )
+        )
         # bm25() is lower-is-better; negate so every candidate list is higher-is-better.
-        return [(row[0], -row[1]) for row in self.db.execute(sql, params)]
+        return [(ids[rowid], -rank) for rowid, rank in found if rowid in ids]
 
     def get_chunks(self, ids: Iterable[str]) -> dict[str, Chunk]:
         ids = list(dict.fromkeys(ids))
