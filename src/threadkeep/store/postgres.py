@@ -373,7 +373,9 @@ class PostgresStore:
             raise StoreError(f"{self.location} holds vectors that are not {dim}-dimensional: {error}") from error
         self.create_vector_index(cursor)
 
-    def create_vector_index(self, cursor: psycopg.Cursor | None = None, memory: str = "1GB") -> None:
+    def create_vector_index(
+        self, cursor: psycopg.Cursor | None = None, memory: str = "1GB", workers: int | None = None
+    ) -> None:
         """(Re)build the HNSW index. A bulk load drops it first: one build is much faster than
         growing the graph insert by insert."""
         statement = sql.SQL(
@@ -385,8 +387,11 @@ class PostgresStore:
             return
         with self._transaction() as own:
             # The build is many times faster while the graph fits in maintenance_work_mem;
-            # set_config(..., true) lasts until the end of this transaction only.
+            # set_config(..., true) lasts until the end of this transaction only. pgvector builds
+            # in parallel with max_parallel_maintenance_workers helpers besides this backend.
             own.execute("SELECT set_config('maintenance_work_mem', %s, true)", (memory,))
+            if workers is not None:
+                own.execute("SELECT set_config('max_parallel_maintenance_workers', %s, true)", (str(workers),))
             own.execute(statement)
 
     def drop_vector_index(self) -> None:
