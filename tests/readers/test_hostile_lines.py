@@ -27,6 +27,7 @@ print(json.dumps(out))
 """
 TIME_LIMIT = 120
 SPACES = " " * 200_000
+KAKAO_PC = "A 님과 카카오톡 대화\n\n--------------- 2024년 3월 9일 토요일 ---------------\n[A] [오전 8:05] ok\n"
 
 
 def _read_in_child(name: str, folder: Path, files: dict[str, str]) -> list[list[int]]:
@@ -63,6 +64,13 @@ CASES: dict[str, dict[str, str]] = {
         "joins.log": "[10:00] <ann> hi\n[10:01] *** " + "Joins: " * 30_000 + "\n",
         "untimed.log": "[10:00] <ann> hi\n=== " + "a " * 100_000 + "\n",
         "speech.log": "[10:00] <ann> hi\n[10:01] <bob>" + SPACES + "x\n[10:02]" + SPACES + "\n",
+    },
+    "kakaotalk": {
+        "dashes.txt": KAKAO_PC + "----- " + "-" * 200_000 + " x\n",
+        "separators.txt": KAKAO_PC + " -----x" * 30_000 + "\n",
+        "events.txt": KAKAO_PC + "님이 " * 60_000 + "\n",
+        "mobile.txt": "2024. 3. 9. 오후 7:40, A : ok\n2024. 3. 9. 오후 7:41, " + " : " * 60_000 + SPACES + "\n",
+        "bracket.txt": KAKAO_PC + "[" + "]" * 100_000 + SPACES + "\n",
     },
     "line": {
         "header.txt": "[LINE] Chat history with" + SPACES + "とのトーク履歴\n\n2023/09/15(Fri)\n09:15\tA\tok\n",

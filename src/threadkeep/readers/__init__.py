@@ -26,6 +26,7 @@ READER_MODULES: tuple[str, ...] = (
     "irc",
     "messenger",
     "line",
+    "kakaotalk",
     "claude_code",
     "codex_cli",
     "gemini_cli",
