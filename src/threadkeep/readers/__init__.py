@@ -27,6 +27,7 @@ READER_MODULES: tuple[str, ...] = (
     "messenger",
     "line",
     "kakaotalk",
+    "signal_export",
     "claude_code",
     "codex_cli",
     "gemini_cli",

@@ -1,0 +1,298 @@
+"""Signal Desktop chats exported by signal-export (`sigexport`): one folder per chat.
+
+`sigexport DEST` writes `DEST/<chat name>/chat.md`, `data.json` and `index.html`
+(attachments under `media/`). `data.json` has one JSON object per line: `date`
+(the exporting machine's wall clock, ISO without an offset), `sender` ("Me" for
+your own messages), `body`, `quote`, `sticker`, `reactions` (`[name, emoji]`
+pairs), `attachments` (`{name, path}`), `deleted`. `chat.md` has the same
+messages as `[2019-05-29 15:04:00] Aya: text` (older versions:
+`[2019-05-29, 15:04]`), further lines continuing the message.
+
+Decisions:
+- `data.json` is read when it is there, and its `chat.md` (the same messages
+  rendered) is then only counted as ignored; a `chat.md` alone is read.
+- Times have no zone: stored as if UTC, and the conversation says
+  `metadata["timezone"] = "unknown (local time read as UTC)"`.
+- There are no platform ids: sender ref = the name as shown; conversation ref =
+  `signal:<chat folder name>`; message id = `<ref>:<time>:<hash of sender and
+  text>`. More than two people speaking makes it a group.
+- Calls ("Outgoing voice call (accepted, 2m 3s)", "Missed call") are system
+  lines; deleted messages are recalled; attachments and stickers become media
+  placeholders; the quoted message goes to `metadata["quote"]` and reactions to
+  `metadata["reactions"]`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from datetime import UTC, datetime
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from threadkeep.model import Conversation, Message, ReadResult, Skip
+from threadkeep.readers._io import confined, head_lines, iter_json_lines, read_text_or_skip
+
+NAME = "signal"
+
+DATA_FILE = "data.json"
+CHAT_FILE = "chat.md"
+HEAD_BYTES = 4096
+TIMEZONE_NOTE = "unknown (local time read as UTC)"
+MD_LINE = re.compile(
+    r"^\[(?P<date>\d{4}-\d{2}-\d{2}),? (?P<time>\d{2}:\d{2}(?::\d{2})?)\] (?P<sender>[^:\n]{1,80}): (?P<body>.*)$"
+)
+CALL = re.compile(r"^(?:Incoming|Outgoing|Missed) (?:voice |video )?call\b")
+MD_DELETED = "(This message was deleted)"
+MD_LINK = re.compile(r"!?\[(?P<name>[^\]\n]{0,300})\]\((?P<path>[^)\n]{0,500})\)")
+MD_REACTIONS = re.compile(r"^\(- (?P<list>.*) -\)$")
+MD_STICKER = re.compile(r"^\(\( (?P<label>.*) \)\)$")
+IMAGE = frozenset({".png", ".jpg", ".jpeg", ".gif", ".webp", ".heic", ".tif", ".tiff", ".apng", ".svg"})
+VIDEO = frozenset({".mp4", ".mov", ".mkv", ".mpeg", ".webm", ".qt"})
+VOICE = frozenset({".m4a", ".aac", ".mp3", ".ogg", ".opus", ".wav", ".flac"})
+
+
+def _head(path: Path) -> list[str]:
+    return [line for line in head_lines(path, HEAD_BYTES) if line.strip()]
+
+
+def _is_data_file(path: Path) -> bool:
+    if path.name != DATA_FILE:
+        return False
+    lines = _head(path)
+    first = lines[0].lstrip("\ufeff ") if lines else ""
+    return first.startswith("{") and all(f'"{key}"' in first for key in ("date", "sender", "body"))
+
+
+def _is_chat_file(path: Path) -> bool:
+    if path.name != CHAT_FILE:
+        return False
+    lines = _head(path)
+    return bool(lines) and MD_LINE.match(lines[0].lstrip("\ufeff")) is not None
+
+
+def _chat_folders(path: Path) -> list[Path]:
+    """The chat folders: `path` itself, or its subfolders (a whole `sigexport` destination)."""
+    candidates = [path, *sorted(child for child in path.iterdir() if child.is_dir())]
+    return [
+        folder
+        for folder in candidates
+        if _is_data_file(folder / DATA_FILE) or _is_chat_file(folder / CHAT_FILE)
+    ]
+
+
+def detect(path: Path) -> bool:
+    if path.is_file():
+        return _is_data_file(path) or _is_chat_file(path)
+    if path.is_dir():
+        try:
+            return bool(_chat_folders(path))
+        except OSError:
+            return False
+    return False
+
+
+def _kind_of(name: str) -> str:
+    suffix = PurePosixPath(name.lower()).suffix
+    if suffix in IMAGE:
+        return "image"
+    if suffix in VIDEO:
+        return "video"
+    if suffix in VOICE:
+        return "voice"
+    return "file"
+
+
+def _time(value: Any) -> datetime:
+    if not isinstance(value, str):
+        raise ValueError(f"date is {type(value).__name__}, expected an ISO date string")
+    moment = datetime.fromisoformat(value)
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
+
+
+class _Draft:
+    __slots__ = ("kind", "line", "metadata", "moment", "recalled", "sender", "text")
+
+    def __init__(self, line: int, moment: datetime, sender: str, text: str, kind: str = "text") -> None:
+        self.line = line
+        self.moment = moment
+        self.sender = sender
+        self.text = text
+        self.kind = kind
+        self.recalled = False
+        self.metadata: dict[str, Any] = {"line": line}
+
+
+def _from_record(line: int, raw: Any) -> _Draft:
+    if not isinstance(raw, dict):
+        raise ValueError(f"expected an object, got {type(raw).__name__}")
+    moment = _time(raw.get("date"))
+    sender = raw.get("sender")
+    if not isinstance(sender, str) or not sender.strip():
+        raise ValueError("sender is missing")
+    body = raw.get("body") if isinstance(raw.get("body"), str) else ""
+    body = body.rstrip()  # sigexport pads every body with two spaces for Markdown line breaks
+    draft = _Draft(line, moment, sender.strip(), body)
+    if raw.get("deleted") is True:
+        draft.recalled, draft.text = True, ""
+        return draft
+    if raw.get("call") is True or CALL.match(body):
+        draft.kind = "system"
+        return draft
+    placeholders = []
+    for attachment in raw.get("attachments") if isinstance(raw.get("attachments"), list) else []:
+        name = attachment.get("name") if isinstance(attachment, dict) else None
+        if isinstance(name, str) and name:
+            kind = _kind_of(name)
+            draft.kind = draft.kind if draft.kind != "text" else kind
+            placeholders.append(f"[{kind}] {name}")
+    sticker = raw.get("sticker")
+    label = sticker if isinstance(sticker, str) else sticker.get("emoji") if isinstance(sticker, dict) else ""
+    if sticker and isinstance(label, str):
+        draft.kind = draft.kind if draft.kind != "text" else "image"
+        placeholders.append(f"[image] sticker {label}".rstrip())
+    draft.text = "\n".join(part for part in (*placeholders, body) if part)
+    quote = raw.get("quote")
+    if isinstance(quote, str) and quote.strip():
+        draft.metadata["quote"] = "\n".join(part.removeprefix("> ") for part in quote.strip().splitlines())
+    reactions = raw.get("reactions")
+    if isinstance(reactions, list):
+        pairs = [item for item in reactions if isinstance(item, list | dict)]
+        if pairs:
+            draft.metadata["reactions"] = pairs
+    return draft
+
+
+def _read_data(path: Path, result: ReadResult) -> list[_Draft]:
+    drafts = []
+    for item in iter_json_lines(path):
+        if isinstance(item, Skip):
+            result.skipped.append(item)
+            continue
+        line, raw = item
+        try:
+            drafts.append(_from_record(line, raw))
+        except ValueError as error:
+            result.skipped.append(Skip(str(path), line, str(error)))
+    return drafts
+
+
+def _finish_markdown(draft: _Draft, lines: list[str]) -> None:
+    """Turn a chat.md message's lines into text, media placeholders, quote and reactions."""
+    kept = []
+    quote = []
+    for line in lines:
+        stripped = line.strip()
+        reactions = MD_REACTIONS.match(stripped)
+        sticker = MD_STICKER.match(stripped)
+        if reactions:
+            draft.metadata["reactions"] = [part.split(": ", 1) for part in reactions.group("list").split(", ")]
+        elif sticker:
+            draft.kind = "image"
+            kept.append(f"[image] sticker {sticker.group('label')}")
+        elif stripped.startswith("> ") or stripped == ">":
+            quote.append(stripped[2:])
+        else:
+            kept.append(line.rstrip())
+    text = "\n".join(kept).strip("\n")
+    if text == MD_DELETED:
+        draft.recalled, draft.text = True, ""
+        return
+    placeholders = []
+    for link in MD_LINK.finditer(text):
+        kind = _kind_of(link.group("name") or link.group("path"))
+        draft.kind = draft.kind if draft.kind != "text" else kind
+        placeholders.append(f"[{kind}] {link.group('name')}".rstrip())
+    text = MD_LINK.sub("", text).strip()
+    draft.text = "\n".join(part for part in (*placeholders, text) if part)
+    if quote:
+        draft.metadata["quote"] = "\n".join(quote).strip()
+    if CALL.match(draft.text):
+        draft.kind = "system"
+
+
+def _read_markdown(path: Path, result: ReadResult) -> list[_Draft]:
+    text = read_text_or_skip(path, result.skipped)
+    if text is None:
+        return []
+    drafts: list[_Draft] = []
+    pending: list[str] = []
+    for number, raw_line in enumerate(text.splitlines(), start=1):
+        line = raw_line.rstrip("\r").lstrip("\ufeff")
+        found = MD_LINE.match(line)
+        if found:
+            try:
+                moment = _time(f"{found.group('date')}T{found.group('time')}")
+            except ValueError as error:
+                result.skipped.append(Skip(str(path), number, f"bad date/time ({error})"))
+                continue
+            if drafts:
+                _finish_markdown(drafts[-1], pending)
+            drafts.append(_Draft(number, moment, found.group("sender").strip(), ""))
+            pending = [found.group("body")]
+        elif drafts:
+            pending.append(line)
+        elif line.strip():
+            result.skipped.append(Skip(str(path), number, "text before the first dated Signal line"))
+    if drafts:
+        _finish_markdown(drafts[-1], pending)
+    return drafts
+
+
+def _message_id(conversation: str, moment: datetime, sender: str, text: str, seen: dict[str, int]) -> str:
+    digest = hashlib.sha1(f"{sender}\n{text}".encode()).hexdigest()[:10]
+    base = f"{conversation}:{moment:%Y%m%dT%H%M%S}:{digest}"
+    seen[base] = seen.get(base, 0) + 1
+    return base if seen[base] == 1 else f"{base}-{seen[base]}"
+
+
+def _add_chat(title: str, drafts: list[_Draft], source: Path, result: ReadResult) -> None:
+    if not drafts:
+        result.skipped.append(Skip(str(source), None, "no Signal messages found"))
+        return
+    ref = f"signal:{title}"
+    seen: dict[str, int] = {}
+    speakers = set()
+    for draft in drafts:
+        system = draft.kind == "system"
+        if not system:
+            speakers.add(draft.sender)
+        result.messages.append(
+            Message(
+                id=_message_id(ref, draft.moment, draft.sender, draft.text, seen),
+                conversation=ref,
+                sender=draft.sender,
+                sender_name=draft.sender,
+                sent_at=draft.moment,
+                text=draft.text,
+                kind=draft.kind,
+                role="system" if system else "member",
+                recalled=draft.recalled,
+                metadata=draft.metadata,
+            )
+        )
+    metadata = {"timezone": TIMEZONE_NOTE, "file": source.name}
+    result.conversations.append(Conversation(ref, title, "group" if len(speakers) > 2 else "direct", NAME, metadata))
+
+
+def read(path: Path) -> ReadResult:
+    result = ReadResult(format=NAME)
+    if path.is_file():
+        drafts = _read_data(path, result) if path.name == DATA_FILE else _read_markdown(path, result)
+        _add_chat(path.parent.name or path.stem, drafts, path, result)
+    elif path.is_dir():
+        folders = _chat_folders(path)
+        if not folders:
+            result.skipped.append(Skip(str(path), None, "no signal-export chat folders (data.json, chat.md) found"))
+        for folder in folders:
+            data, chat = folder / DATA_FILE, folder / CHAT_FILE
+            if _is_data_file(data) and confined(path, [data], result.skipped):
+                if chat.is_file():
+                    result.ignore("signal chat.md rendering of data.json")
+                _add_chat(folder.name, _read_data(data, result), data, result)
+            elif confined(path, [chat], result.skipped):
+                _add_chat(folder.name, _read_markdown(chat, result), chat, result)
+    else:
+        result.skipped.append(Skip(str(path), None, "no such file or folder"))
+    result.messages.sort(key=lambda message: message.sent_at)
+    return result
