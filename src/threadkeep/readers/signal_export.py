@@ -44,7 +44,8 @@ MD_LINE = re.compile(
 )
 CALL = re.compile(r"^(?:Incoming|Outgoing|Missed) (?:voice |video )?call\b")
 MD_DELETED = "(This message was deleted)"
-MD_LINK = re.compile(r"!?\[(?P<name>[^\]\n]{0,300})\]\((?P<path>[^)\n]{0,500})\)")
+MAX_LINK_NAME = 300
+MAX_LINK_PATH = 500
 MD_REACTIONS = re.compile(r"^\(- (?P<list>.*) -\)$")
 MD_STICKER = re.compile(r"^\(\( (?P<label>.*) \)\)$")
 IMAGE = frozenset({".png", ".jpg", ".jpeg", ".gif", ".webp", ".heic", ".tif", ".tiff", ".apng", ".svg"})
@@ -177,6 +178,30 @@ def _read_data(path: Path, result: ReadResult) -> list[_Draft]:
     return drafts
 
 
+def _links(text: str) -> list[tuple[int, int, str, str]]:
+    """(start, end, name, target) of each Markdown link `[name](target)` / `![name](target)`.
+
+    Found from each `](` outwards with bounded look-ups: a pattern scanning from every `[` backtracks
+    on a line of thousands of them.
+    """
+    links = []
+    position = 0
+    while True:
+        middle = text.find("](", position)
+        if middle == -1:
+            return links
+        opening = text.rfind("[", max(position, middle - MAX_LINK_NAME), middle)
+        closing = text.find(")", middle + 2, middle + 2 + MAX_LINK_PATH)
+        name = text[opening + 1 : middle] if opening != -1 else ""
+        target = text[middle + 2 : closing] if closing != -1 else ""
+        if opening == -1 or closing == -1 or "\n" in name or "\n" in target or "]" in name:
+            position = middle + 2
+            continue
+        start = opening - 1 if opening > 0 and text[opening - 1] == "!" else opening
+        links.append((start, closing + 1, name, target))
+        position = closing + 1
+
+
 def _finish_markdown(draft: _Draft, lines: list[str]) -> None:
     """Turn a chat.md message's lines into text, media placeholders, quote and reactions."""
     kept = []
@@ -199,11 +224,15 @@ def _finish_markdown(draft: _Draft, lines: list[str]) -> None:
         draft.recalled, draft.text = True, ""
         return
     placeholders = []
-    for link in MD_LINK.finditer(text):
-        kind = _kind_of(link.group("name") or link.group("path"))
+    kept_parts = []
+    position = 0
+    for start, end, name, target in _links(text):
+        kind = _kind_of(name or target)
         draft.kind = draft.kind if draft.kind != "text" else kind
-        placeholders.append(f"[{kind}] {link.group('name')}".rstrip())
-    text = MD_LINK.sub("", text).strip()
+        placeholders.append(f"[{kind}] {name}".rstrip())
+        kept_parts.append(text[position:start])
+        position = end
+    text = ("".join(kept_parts) + text[position:]).strip()
     draft.text = "\n".join(part for part in (*placeholders, text) if part)
     if quote:
         draft.metadata["quote"] = "\n".join(quote).strip()
