@@ -66,3 +66,26 @@ def test_bad_records_are_reported_with_their_lines(tmp_path: Path):
     result = signal_export.read(chat)
     assert [message.text for message in result.messages] == ["ok"]
     assert [skip.line for skip in result.skipped] == [2, 3, 4]
+
+
+def test_signalbackup_tools_txt_export():
+    folder = FIXTURES / "backup_txt"
+    path = folder / "Climbing (_id7).txt"
+    assert detect_format(path).NAME == "signal"
+    assert detect_format(folder).NAME == "signal"
+    result = read_path(folder)
+    (conversation,) = result.conversations
+    assert (conversation.ref, conversation.kind) == ("signal:Climbing", "group")
+    assert [(message.sender, message.kind, message.text) for message in result.messages] == [
+        ("system", "system", "Aya created the group."),
+        ("Aya", "text", "Who is in for Sunday?"),
+        ("Jim", "text", "me, but only after 10\nand I need a rope"),
+        ("Me", "image", "[image] crag-map.jpg"),
+        ("Me", "text", "the crag (south side)"),  # parentheses that are not a reaction list stay
+        ("Jim", "voice", "[voice]"),
+    ]
+    assert result.messages[1].metadata["reactions"] == [["Jim", "👍"], ["Me", "❤️"]]
+    assert result.messages[0].sent_at == datetime(2024, 3, 2, 9, 0, 5, tzinfo=UTC)
+    assert [(skip.line, skip.reason) for skip in result.skipped] == [
+        (8, "bad date/time (day is out of range for month)")
+    ]

@@ -1,12 +1,18 @@
-"""Signal Desktop chats exported by signal-export (`sigexport`): one folder per chat.
+"""Signal chats exported by signal-export (Signal Desktop) or signalbackup-tools (Android backups).
 
-`sigexport DEST` writes `DEST/<chat name>/chat.md`, `data.json` and `index.html`
-(attachments under `media/`). `data.json` has one JSON object per line: `date`
-(the exporting machine's wall clock, ISO without an offset), `sender` ("Me" for
-your own messages), `body`, `quote`, `sticker`, `reactions` (`[name, emoji]`
-pairs), `attachments` (`{name, path}`), `deleted`. `chat.md` has the same
-messages as `[2019-05-29 15:04:00] Aya: text` (older versions:
-`[2019-05-29, 15:04]`), further lines continuing the message.
+signal-export (`sigexport DEST`) writes one folder per chat: `DEST/<chat name>/`
+with `chat.md`, `data.json` and `index.html` (attachments under `media/`).
+`data.json` has one JSON object per line: `date` (the exporting machine's wall
+clock, ISO without an offset), `sender` ("Me" for your own messages), `body`,
+`quote`, `sticker`, `reactions` (`[name, emoji]` pairs), `attachments`
+(`{name, path}`), `deleted`. `chat.md` has the same messages as
+`[2019-05-29 15:04:00] Aya: text` (older versions: `[2019-05-29, 15:04]`),
+further lines continuing the message.
+
+signalbackup-tools `--exporttxt DIR` writes one `<chat name> (_id<N>).txt` per
+chat: `[Jan 02, 2024 10:00:00] <Aya> text`, a reaction list appended as
+` (Me: 👍; Jim: ❤)`, `[...] *** <Aya> sent file "photo.jpg"` per attachment, and
+`[...] *** <event text>` for events (group changes, calls, safety numbers).
 
 Decisions:
 - `data.json` is read when it is there, and its `chat.md` (the same messages
@@ -14,12 +20,13 @@ Decisions:
 - Times have no zone: stored as if UTC, and the conversation says
   `metadata["timezone"] = "unknown (local time read as UTC)"`.
 - There are no platform ids: sender ref = the name as shown; conversation ref =
-  `signal:<chat folder name>`; message id = `<ref>:<time>:<hash of sender and
-  text>`. More than two people speaking makes it a group.
-- Calls ("Outgoing voice call (accepted, 2m 3s)", "Missed call") are system
-  lines; deleted messages are recalled; attachments and stickers become media
-  placeholders; the quoted message goes to `metadata["quote"]` and reactions to
-  `metadata["reactions"]`.
+  `signal:<chat name>` (the chat folder's name, or the `.txt` name without its
+  ` (_idN)`); message id = `<ref>:<time>:<hash of sender and text>`. More than
+  two people speaking makes it a group.
+- Calls ("Outgoing voice call (accepted, 2m 3s)", "Missed call") and `***`
+  events are system lines; deleted messages are recalled; attachments and
+  stickers become media placeholders; the quoted message goes to
+  `metadata["quote"]` and reactions to `metadata["reactions"]`.
 """
 
 from __future__ import annotations
@@ -44,6 +51,20 @@ MD_LINE = re.compile(
 )
 CALL = re.compile(r"^(?:Incoming|Outgoing|Missed) (?:voice |video )?call\b")
 MD_DELETED = "(This message was deleted)"
+TXT_LINE = re.compile(
+    r"^\[(?P<month>[A-Z][a-z]{2}) (?P<day>\d{1,2}), (?P<year>\d{4}) (?P<time>\d{2}:\d{2}:\d{2})\] (?P<rest>.*)$"
+)
+TXT_FILE = re.compile(r"^<(?P<sender>[^<>\n]{1,80})> sent file(?: \"(?P<name>.*)\"| of type (?P<type>\S+))?$")
+TXT_SPEECH = re.compile(r"^<(?P<sender>[^<>\n]{1,80})> (?P<body>.*)$", re.DOTALL)
+TXT_REACTIONS = re.compile(r" \((?P<list>[^():;\n]{1,80}: [^\s();]{1,12}(?:; [^():;\n]{1,80}: [^\s();]{1,12})*)\)$")
+TXT_THREAD_ID = re.compile(r" \(_id\d+\)$")
+MONTHS = {
+    name: number
+    for number, name in enumerate(
+        ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), start=1
+    )
+}
+MAX_REACTIONS_CHARS = 2000
 MAX_LINK_NAME = 300
 MAX_LINK_PATH = 500
 MD_REACTIONS = re.compile(r"^\(- (?P<list>.*) -\)$")
@@ -72,6 +93,17 @@ def _is_chat_file(path: Path) -> bool:
     return bool(lines) and MD_LINE.match(lines[0].lstrip("\ufeff")) is not None
 
 
+def _is_txt_file(path: Path) -> bool:
+    if path.suffix.lower() != ".txt":
+        return False
+    lines = _head(path)
+    return bool(lines) and TXT_LINE.match(lines[0].lstrip("\ufeff")) is not None
+
+
+def _txt_files(folder: Path) -> list[Path]:
+    return sorted(child for child in folder.iterdir() if child.is_file() and _is_txt_file(child))
+
+
 def _chat_folders(path: Path) -> list[Path]:
     """The chat folders: `path` itself, or its subfolders (a whole `sigexport` destination)."""
     candidates = [path, *sorted(child for child in path.iterdir() if child.is_dir())]
@@ -84,10 +116,10 @@ def _chat_folders(path: Path) -> list[Path]:
 
 def detect(path: Path) -> bool:
     if path.is_file():
-        return _is_data_file(path) or _is_chat_file(path)
+        return _is_data_file(path) or _is_chat_file(path) or _is_txt_file(path)
     if path.is_dir():
         try:
-            return bool(_chat_folders(path))
+            return bool(_chat_folders(path)) or bool(_txt_files(path))
         except OSError:
             return False
     return False
@@ -268,6 +300,69 @@ def _read_markdown(path: Path, result: ReadResult) -> list[_Draft]:
     return drafts
 
 
+def _txt_draft(number: int, moment: datetime, rest: str) -> _Draft:
+    """One signalbackup-tools line (its continuation lines already joined to `rest`)."""
+    if rest.startswith("*** "):
+        event = rest[4:]
+        sent = TXT_FILE.match(event)
+        if sent is None:
+            return _Draft(number, moment, "system", event.strip(), "system")
+        name = sent.group("name") or ""
+        kind = _kind_of(name) if name else _mime_kind(sent.group("type") or "")
+        return _Draft(number, moment, sent.group("sender").strip(), f"[{kind}] {name}".rstrip(), kind)
+    speech = TXT_SPEECH.match(rest)
+    if speech is None:
+        raise ValueError("neither <name> text nor a *** event")
+    body = speech.group("body")
+    draft = _Draft(number, moment, speech.group("sender").strip(), body)
+    reactions = TXT_REACTIONS.search(body[-MAX_REACTIONS_CHARS:])
+    if reactions:
+        draft.text = body[: len(body) - len(reactions.group(0))]
+        draft.metadata["reactions"] = [part.split(": ", 1) for part in reactions.group("list").split("; ")]
+    if CALL.match(draft.text):
+        draft.kind = "system"
+    return draft
+
+
+def _mime_kind(mime: str) -> str:
+    for prefix, kind in (("image/", "image"), ("video/", "video"), ("audio/", "voice")):
+        if mime.startswith(prefix):
+            return kind
+    return "file"
+
+
+def _read_txt(path: Path, result: ReadResult) -> list[_Draft]:
+    text = read_text_or_skip(path, result.skipped)
+    if text is None:
+        return []
+    entries: list[tuple[int, datetime, list[str]]] = []
+    for number, raw_line in enumerate(text.splitlines(), start=1):
+        line = raw_line.rstrip("\r").lstrip("\ufeff")
+        found = TXT_LINE.match(line)
+        if found:
+            try:
+                month = MONTHS.get(found.group("month"))
+                if month is None:
+                    raise ValueError(f"unknown month {found.group('month')!r}")
+                day = f"{found.group('year')}-{month:02d}-{int(found.group('day')):02d}"
+                moment = _time(f"{day}T{found.group('time')}")
+            except ValueError as error:
+                result.skipped.append(Skip(str(path), number, f"bad date/time ({error})"))
+                continue
+            entries.append((number, moment, [found.group("rest")]))
+        elif entries:
+            entries[-1][2].append(line)
+        elif line.strip():
+            result.skipped.append(Skip(str(path), number, "text before the first dated Signal line"))
+    drafts = []
+    for number, moment, lines in entries:
+        try:
+            drafts.append(_txt_draft(number, moment, "\n".join(lines).rstrip("\n")))
+        except ValueError as error:
+            result.skipped.append(Skip(str(path), number, str(error)))
+    return drafts
+
+
 def _message_id(conversation: str, moment: datetime, sender: str, text: str, seen: dict[str, int]) -> str:
     digest = hashlib.sha1(f"{sender}\n{text}".encode()).hexdigest()[:10]
     base = f"{conversation}:{moment:%Y%m%dT%H%M%S}:{digest}"
@@ -306,12 +401,16 @@ def _add_chat(title: str, drafts: list[_Draft], source: Path, result: ReadResult
 
 def read(path: Path) -> ReadResult:
     result = ReadResult(format=NAME)
-    if path.is_file():
+    if path.is_file() and path.suffix.lower() == ".txt":
+        _add_chat(TXT_THREAD_ID.sub("", path.stem), _read_txt(path, result), path, result)
+    elif path.is_file():
         drafts = _read_data(path, result) if path.name == DATA_FILE else _read_markdown(path, result)
         _add_chat(path.parent.name or path.stem, drafts, path, result)
     elif path.is_dir():
         folders = _chat_folders(path)
-        if not folders:
+        for file in confined(path, _txt_files(path), result.skipped):
+            _add_chat(TXT_THREAD_ID.sub("", file.stem), _read_txt(file, result), file, result)
+        if not folders and not _txt_files(path):
             result.skipped.append(Skip(str(path), None, "no signal-export chat folders (data.json, chat.md) found"))
         for folder in folders:
             data, chat = folder / DATA_FILE, folder / CHAT_FILE
