@@ -8,6 +8,7 @@ not be decoded exactly is reported as a `Skip`.
 from __future__ import annotations
 
 import codecs
+import contextvars
 import json
 import re
 from collections.abc import Callable, Iterator
@@ -18,7 +19,28 @@ from typing import Any
 from threadkeep.model import Skip
 
 MAX_LINE_CHARS = 5_000_000
+# Largest file a reader loads (readers hold a whole file in memory to parse it). Real exports
+# are far smaller: a heavy ChatGPT user's conversations.json is a few hundred MB.
+DEFAULT_MAX_FILE_BYTES = 1 << 30
+max_file_bytes: contextvars.ContextVar[int] = contextvars.ContextVar("max_file_bytes", default=DEFAULT_MAX_FILE_BYTES)
 _SPACE = re.compile(r"[ \t\r\n]*")
+
+
+class FileTooLargeError(OSError):
+    """A file above the size limit: refused before it is read into memory."""
+
+    def __init__(self, path: Path, size: int, limit: int) -> None:
+        self.size = size
+        self.limit = limit
+        super().__init__(f"file of {size_text(size)} is larger than the {size_text(limit)} limit (--max-file-size)")
+        self.strerror = str(self)
+
+
+def size_text(size: int) -> str:
+    for unit, factor in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
+        if size >= factor:
+            return f"{size / factor:.3g} {unit}"
+    return f"{size} bytes"
 
 
 def decode(data: bytes, file: str) -> tuple[str, list[Skip]]:
@@ -43,13 +65,26 @@ def decode(data: bytes, file: str) -> tuple[str, list[Skip]]:
             return text, [Skip(file, line, "invalid UTF-8 bytes replaced with U+FFFD")]
 
 
+def read_bytes(path: Path) -> bytes:
+    """A file's bytes; `FileTooLargeError` (an OSError) above the size limit."""
+    limit = max_file_bytes.get()
+    size = path.stat().st_size
+    if size > limit:
+        raise FileTooLargeError(path, size, limit)
+    return path.read_bytes()
+
+
 def read_text(path: Path) -> tuple[str, list[Skip]]:
-    return decode(path.read_bytes(), str(path))
+    return decode(read_bytes(path), str(path))
 
 
 def iter_json_lines(path: Path) -> Iterator[tuple[int, Any] | Skip]:
     """Yield (line number, parsed object) per line, or a `Skip` for a bad line."""
-    text, problems = read_text(path)
+    try:
+        text, problems = read_text(path)
+    except OSError as error:
+        yield Skip(str(path), None, f"cannot read: {error.strerror or error}")
+        return
     yield from problems
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
@@ -79,7 +114,10 @@ def head_lines(path: Path, size: int) -> list[str]:
 
 def load_json(path: Path) -> tuple[Any, list[Skip]]:
     """Parse a whole JSON file; on failure return None and say where it broke."""
-    text, problems = read_text(path)
+    try:
+        text, problems = read_text(path)
+    except OSError as error:
+        return None, [Skip(str(path), None, f"cannot read: {error.strerror or error}")]
     if not text.strip():
         return None, [*problems, Skip(str(path), None, "file is empty")]
     try:
