@@ -41,6 +41,8 @@ READER_MODULES: tuple[str, ...] = (
     "irc",
     "messenger",
     "line",
+    "kakaotalk",
+    "signal_export",
     "claude_code",
     "codex_cli",
     "gemini_cli",
@@ -51,7 +53,9 @@ READER_MODULES: tuple[str, ...] = (
 # Formats whose folder is one export, read whole so that what one file says about another
 # (user names, thread parents, resumed sessions, a session's log) is kept. Such a folder is
 # read whole only when no other reader claims a file in it; otherwise its files are read one by one.
-FOLDER_UNITS = frozenset({"bundle", "slack", "discord", "telegram", "gemini_cli", "claude_code", "codex_cli"})
+FOLDER_UNITS = frozenset(
+    {"bundle", "slack", "discord", "telegram", "gemini_cli", "claude_code", "codex_cli", "messenger", "signal"}
+)
 # Readers that accept almost any text: never asked about a file that is a document by its suffix.
 GENERIC_READERS = frozenset({"transcript"})
 PLAIN_TEXT_SUFFIXES = frozenset({"", ".txt", ".text", ".log"})
@@ -84,6 +88,9 @@ COMPANIONS: dict[str, dict[str, str | None]] = {
     "claude_ai": {
         "users.json": _ACCOUNT_DATA,
         "projects.json": "Claude.ai projects are not read",
+    },
+    "signal": {
+        "index.html": "signal-export's HTML view of the chat; read once, from data.json or chat.md",
     },
     "telegram": {
         "messages*.html": "Telegram's HTML view of the chat; read once, from result.json",
