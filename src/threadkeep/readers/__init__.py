@@ -29,6 +29,7 @@ READER_MODULES: tuple[str, ...] = (
     "gemini_cli",
     "chatgpt",
     "claude_ai",
+    "specstory",
     "transcript",
 )
 

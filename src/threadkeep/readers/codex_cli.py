@@ -174,8 +174,8 @@ class _Rollout:
         self.event_drafts: list[Draft] = []
         self.has_user_events = False
         # Tool calls by call id, in each stream, so their output lands with the call.
-        self.calls: dict[Any, Draft] = {}
-        self.event_calls: dict[Any, Draft] = {}
+        self.calls: dict[str, Draft] = {}
+        self.event_calls: dict[str, Draft] = {}
 
     def skip(self, line: int | None, reason: str) -> None:
         self.result.skipped.append(Skip(self.file, line, reason))
@@ -311,8 +311,9 @@ class _Rollout:
         elif kind in TOOL_OUTPUTS:
             self.result.ignore(str(kind))
             output = _output_text(payload.get("output"))
+            call_id = payload.get("call_id")
             for calls in (self.calls, self.event_calls):
-                owner = calls.get(payload.get("call_id"))
+                owner = calls.get(call_id) if isinstance(call_id, str) else None
                 if owner is not None:
                     owner.add_output(output)
         else:
@@ -365,7 +366,7 @@ class _Rollout:
         if kind == "agent_message":
             self._step(self.event_drafts, sent_at).add(text)
             return
-        if payload.get("kind") in CONTEXT_KINDS or _is_context(text):
+        if str(payload.get("kind")) in CONTEXT_KINDS or _is_context(text):
             self.result.ignore("context message")
             return
         draft = Draft(id="", role="user", sent_at=sent_at)
