@@ -27,6 +27,7 @@ READER_MODULES: tuple[str, ...] = (
     "claude_code",
     "codex_cli",
     "gemini_cli",
+    "continue_dev",
     "chatgpt",
     "claude_ai",
     "specstory",

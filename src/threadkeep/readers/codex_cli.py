@@ -296,7 +296,9 @@ class _Rollout:
 
     def _item(self, payload: dict[str, Any], sent_at: datetime | None, number: int | None) -> None:
         kind = payload.get("type")
-        if kind == "message":
+        if not isinstance(kind, str):
+            self.result.ignore("untyped item")
+        elif kind == "message":
             self._message(payload, sent_at, number)
         elif kind in TOOL_CALLS:
             line = _call_line(payload)
@@ -317,8 +319,7 @@ class _Rollout:
                 if owner is not None:
                     owner.add_output(output)
         else:
-            # reasoning, ghost snapshots...
-            self.result.ignore(str(kind) if isinstance(kind, str) else "untyped item")
+            self.result.ignore(kind)  # reasoning, ghost snapshots...
 
     def _message(self, payload: dict[str, Any], sent_at: datetime | None, number: int | None) -> None:
         role = payload.get("role")
