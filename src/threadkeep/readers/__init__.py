@@ -46,8 +46,10 @@ READER_MODULES: tuple[str, ...] = (
     "claude_code",
     "codex_cli",
     "gemini_cli",
+    "continue_dev",
     "chatgpt",
     "claude_ai",
+    "specstory",
     "transcript",
 )
 # Formats whose folder is one export, read whole so that what one file says about another
