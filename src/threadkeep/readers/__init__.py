@@ -28,7 +28,7 @@ from pathlib import Path, PurePosixPath
 from types import ModuleType
 
 from threadkeep.model import Conversation, ReadResult, Skip
-from threadkeep.readers._io import decode, max_file_bytes, size_text
+from threadkeep.readers._io import decode, json_error_reason, max_file_bytes, size_text
 
 # Detection order matters: specific formats before generic ones (plain text last).
 READER_MODULES: tuple[str, ...] = (
@@ -231,12 +231,11 @@ def _json_problem(path: Path) -> tuple[int | None, str] | None:
             try:
                 json.loads(line)
             except json.JSONDecodeError as error:
-                return number, f"not valid JSON ({error.msg} at column {error.colno}); no reader recognises the rest"
+                return number, json_error_reason(error, line)
             except RecursionError:
                 return number, "JSON nested too deeply to read"
         return None
-    cut = " (the file ends there: cut short?)" if whole.pos >= len(text.rstrip()) else ""
-    return whole.lineno, f"not valid JSON ({whole.msg} at column {whole.colno}){cut}"
+    return whole.lineno, json_error_reason(whole, text)
 
 
 def _looks_binary(head: bytes) -> bool:
@@ -247,6 +246,22 @@ def _looks_binary(head: bytes) -> bool:
     text = decode(head, "")[0]
     odd = sum(1 for char in text if char == "\ufffd" or (ord(char) < 32 and char not in "\t\r\n\f"))
     return odd * 20 > len(text)
+
+
+def _head_text(path: Path) -> str:
+    try:
+        with path.open("rb") as handle:
+            return decode(handle.read(_HEAD_BYTES), str(path))[0]
+    except OSError:
+        return ""
+
+
+def _has_words(path: Path) -> bool:
+    """Whether a text file is prose rather than numbers and symbols (an annotation or data file)."""
+    text = _head_text(path)
+    letters = sum(1 for char in text if char.isalpha())
+    visible = sum(1 for char in text if not char.isspace())
+    return letters * 10 >= visible > 0
 
 
 def unread_reason(path: Path) -> tuple[int | None, str, bool]:
@@ -269,6 +284,8 @@ def unread_reason(path: Path) -> tuple[int | None, str, bool]:
         if problem is not None:
             return problem[0], problem[1], True
         return None, "JSON, but not an export shape any reader knows", False
+    if suffix in PLAIN_TEXT_SUFFIXES and not _has_words(path):
+        return None, "text without words (numbers and symbols: an annotation or data file?)", False
     return None, "not a chat export or document threadkeep reads", False
 
 
@@ -298,6 +315,8 @@ class _Walk:
 
     def _find_claimant(self, file: Path) -> str | None:
         document = self.is_document is not None and self.is_document(file)
+        if document and file.suffix.lower() in PLAIN_TEXT_SUFFIXES and not _has_words(file):
+            document = False
         skip_generic = document and file.suffix.lower() not in PLAIN_TEXT_SUFFIXES
         for module in reader_modules():
             if skip_generic and module.NAME in GENERIC_READERS:
@@ -320,9 +339,20 @@ class _Walk:
                 yield entry
 
     def folder_reader(self, folder: Path) -> str | None:
-        """The reader that reads this folder whole, if it is one export and nothing else claims a file in it."""
+        """The reader that reads this folder whole, if it is one export and nothing else claims a file in it.
+
+        The export must show in the folder itself (a file of its own, or a companion such as Slack's
+        users.json), so that a folder merely holding an export somewhere below is not taken for one.
+        """
+        try:
+            direct = [entry for entry in folder.iterdir() if entry.is_file() and not _is_hidden(entry.name)]
+        except OSError:
+            return None
         for module in reader_modules():
             if module.NAME not in FOLDER_UNITS or not _claims(module, folder):
+                continue
+            own = any(self.claimant(file) == module.NAME for file in direct)
+            if not own and not any(_companion_reason({module.NAME}, file.name)[0] for file in direct):
                 continue
             others = {self.claimant(file) for file in self._visible_files(folder)} - {module.NAME, None, "document"}
             return None if others else module.NAME
@@ -352,7 +382,7 @@ class _Walk:
         if inside is None:
             inside = self.folder_reader(folder)
             if inside is not None:
-                self.plan.units.append(Unit(inside, folder, display))
+                self.plan.units.append(Unit(inside, folder, display or "."))
         try:
             entries = sorted(folder.iterdir())
         except OSError as error:
