@@ -421,7 +421,11 @@ def stats(as_json: bool, db: str | None) -> None:
 @skips_option
 @db_option
 def apply_delta(path: str, as_json: bool, strict: bool, skips: str, db: str | None) -> None:
-    """Apply a delta.jsonl (upsert / recalled / missing); rebuild only the conversations it touches."""
+    """Apply a delta.jsonl (upsert / recalled / missing); rebuild only the conversations it touches.
+
+    All or nothing per conversation: a conversation named by a line that cannot be used is left
+    unchanged (every conversation, when the line names none), and the command exits with status 1.
+    """
     shown = _skips_shown(skips)
     with KnowledgeBase.open(db) as kb:
         report = kb.apply_delta(path)
@@ -434,6 +438,11 @@ def apply_delta(path: str, as_json: bool, strict: bool, skips: str, db: str | No
             f"{report.chunks} chunks, {report.embedded} embedded, {len(report.skipped)} skipped"
         )
         _print_skips("skipped", report.skipped, shown)
+        _print_skips("error", report.rejected, shown)
+    if report.rejected:
+        left = "no conversation was changed" if report.refused_all else f"left unchanged: {', '.join(report.refused)}"
+        err.print(f"error: {len(report.rejected)} delta lines could not be applied; {left}", markup=False)
+        sys.exit(1)
     applied = report.upserted + report.recalled + report.flagged_missing
     _finish(path, applied > 0, len(report.skipped), strict)
 

@@ -4,6 +4,11 @@ Each conversation is written in one transaction, so a crash leaves every
 conversation either as it was or as it is now, and the next run picks up
 where it stopped. A conversation whose messages did not change is not touched;
 a chunk whose embedding input did not change keeps its vector.
+
+Writers of the same conversation (an ingest and a delta at once, two servers)
+never lose each other's messages: each read-merge-rebuild is committed only if
+the conversation is still as it was read, and redone on what the other writer
+stored otherwise (`update_conversation`).
 """
 
 from __future__ import annotations
@@ -25,7 +30,8 @@ from threadkeep.documents import DocumentError, is_document, read_document
 from threadkeep.embed import Embedder
 from threadkeep.model import SKIPS_SHOWN, Chunk, Conversation, Message, ReadResult, Skip, summarize_skips
 from threadkeep.readers import Limits, Plan, plan_path, read_units
-from threadkeep.store import Store
+from threadkeep.store import ConversationRecord, Store, StoreError
+from threadkeep.store.base import BasedOn, ConcurrentWriteError
 from threadkeep.store.sqlite import input_hash
 from threadkeep.threads import ThreadSettings, build_threads
 from threadkeep.threads.exchanges import mark_turn_roles
@@ -43,7 +49,13 @@ CHAT_WINDOW_TOKENS = 192
 # An assistant exchange embeds its question and the start of the reply up to this many tokens;
 # full text reads all of it (chunks/exchange.py).
 EXCHANGE_EMBED_TOKENS = 192
+# A writer redoes its change when another writer of the same conversation committed first; each
+# redo means another writer made progress, so only a conversation written nonstop by others runs out.
+MAX_WRITE_ATTEMPTS = 20
+
 ProgressCallback = Callable[[str, int, int], None]  # (stage, done, total)
+# What a writer makes of a conversation as stored (None: not stored yet): the conversation and all its messages.
+Revise = Callable[[ConversationRecord | None, list[Message]], tuple[Conversation, list[Message]]]
 
 
 @dataclass(slots=True)
@@ -60,6 +72,7 @@ class IngestReport:
     embeddings_reused: int = 0
     documents: int = 0
     documents_rebuilt: int = 0
+    redone: int = 0  # rebuilds done again because another writer changed the conversation first
     # Lines, records and files a reader could not use (bad lines, broken JSON, damaged documents).
     skipped: list[Skip] = field(default_factory=list)
     ignored: dict[str, int] = field(default_factory=dict)
@@ -98,8 +111,13 @@ def merge_messages(stored: Sequence[Message], incoming: Sequence[Message]) -> li
 
 
 def _embed_missing(
-    chunks: Sequence[Chunk], known: dict[str, np.ndarray], embedder: Embedder, report: IngestReport
+    chunks: Sequence[Chunk],
+    known: dict[str, np.ndarray],
+    embedder: Embedder,
+    report: IngestReport,
+    made: dict[str, np.ndarray] | None = None,
 ) -> dict[str, np.ndarray]:
+    """Vectors for the chunks: stored ones reused, the rest embedded (and added to `made`, when given)."""
     vectors: dict[str, np.ndarray] = {}
     todo: dict[str, str] = {}
     for chunk in chunks:
@@ -113,7 +131,10 @@ def _embed_missing(
             todo[key] = chunk.embedding_input
     if todo:
         matrix = embedder.embed_passages(list(todo.values()))
-        vectors.update(zip(todo, matrix, strict=True))
+        fresh = dict(zip(todo, matrix, strict=True))
+        vectors.update(fresh)
+        if made is not None:
+            made.update(fresh)
         report.embedded += len(todo)
     return vectors
 
@@ -125,15 +146,22 @@ def rebuild_conversation(
     embedder: Embedder,
     settings: ThreadSettings,
     report: IngestReport,
+    record: ConversationRecord | None = None,
+    based_on: BasedOn | None = None,
+    made: dict[str, np.ndarray] | None = None,
 ) -> bool:
     """Re-thread and re-chunk one conversation from all its messages, unless nothing changed.
 
     Returns whether the store was written. Vectors of chunks whose embedding input is
-    unchanged are reused; only new inputs reach the embedder.
+    unchanged are reused (from the store, or from `made` by an earlier attempt); only new
+    inputs reach the embedder. `record` is what is stored (read now when not given);
+    with `based_on` the write is refused (`ConcurrentWriteError`) if another writer
+    changed the conversation since.
     """
     if conversation.kind == "assistant":
         messages = mark_turn_roles(messages)
-    record = store.conversation_record(conversation.ref)
+    if record is None and based_on is None:
+        record = store.conversation_record(conversation.ref)
     digest = content_hash(conversation, messages, settings)
     if record is not None and record.content_hash == digest:
         return False
@@ -148,12 +176,51 @@ def rebuild_conversation(
             for thread in threads
             for chunk in chunk_thread_windows(thread, by_id, embedder.count_tokens, CHAT_WINDOW_TOKENS)
         ]
-    vectors = _embed_missing(chunks, store.embeddings_for(conversation.ref), embedder, report)
-    store.replace_conversation(conversation, digest, messages, threads, chunks, vectors)
+    known = {**(made or {}), **store.embeddings_for(conversation.ref)}
+    vectors = _embed_missing(chunks, known, embedder, report, made)
+    store.replace_conversation(conversation, digest, messages, threads, chunks, vectors, based_on=based_on)
     report.conversations_rebuilt += 1
     report.threads += len(threads)
     report.chunks += len(chunks)
     return True
+
+
+def merging(conversation: Conversation, incoming: Sequence[Message]) -> Revise:
+    """The revision an export makes: its conversation, with its messages merged into the stored ones."""
+
+    def revise(record: ConversationRecord | None, stored: list[Message]) -> tuple[Conversation, list[Message]]:
+        return conversation, merge_messages(stored, incoming)
+
+    return revise
+
+
+def update_conversation(
+    store: Store,
+    ref: str,
+    revise: Revise,
+    embedder: Embedder,
+    settings: ThreadSettings,
+    report: IngestReport,
+) -> bool:
+    """Read one conversation, `revise` it, rebuild and write it, as if no other writer ran meanwhile.
+
+    Threading and embedding run outside any transaction, so writers do not hold each other up.
+    The write commits only if the stored content hash is still the one that was read; when another
+    writer committed first, the conversation is read again and `revise` runs on what that writer
+    stored (vectors already made are kept). Returns whether the store was written.
+    """
+    made: dict[str, np.ndarray] = {}
+    for _ in range(MAX_WRITE_ATTEMPTS):
+        record, stored = store.read_conversation(ref)
+        conversation, messages = revise(record, stored)
+        based_on = BasedOn(record.content_hash if record else None)
+        try:
+            return rebuild_conversation(
+                store, conversation, messages, embedder, settings, report, record, based_on, made
+            )
+        except ConcurrentWriteError:
+            report.redone += 1
+    raise StoreError(f"conversation {ref!r} kept being changed by other writers ({MAX_WRITE_ATTEMPTS} tries)")
 
 
 def ingest_result(
@@ -180,8 +247,7 @@ def ingest_result(
     done_messages = 0
     for ref, incoming in by_conversation.items():
         conversation = conversations.get(ref) or Conversation(ref, ref, "group", result.format)
-        stored = store.load_messages(ref) if store.conversation_record(ref) else []
-        rebuild_conversation(store, conversation, merge_messages(stored, incoming), embedder, settings, report)
+        update_conversation(store, ref, merging(conversation, incoming), embedder, settings, report)
         done_messages += len(incoming)
         if progress:
             progress("conversations", done_messages, len(result.messages))

@@ -25,6 +25,10 @@ CONVERSATION_KINDS: frozenset[str] = frozenset({"group", "direct", "assistant"})
 # assistant chat, or the platform itself (joins, renames, pins...).
 Role = Literal["member", "user", "assistant", "system"]
 
+# Message metadata key: what full text indexes of an assistant message but its transcript does not
+# show (tool calls before the reply's first words, excerpts of tool output).
+TOOL_TEXT_KEY = "tool_text"
+
 SourceType = Literal["document", "chat"]
 ResolutionState = Literal["resolved", "workaround", "open"]
 

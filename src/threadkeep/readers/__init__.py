@@ -39,6 +39,8 @@ READER_MODULES: tuple[str, ...] = (
     "whatsapp",
     "wechat",
     "irc",
+    "messenger",
+    "line",
     "claude_code",
     "codex_cli",
     "gemini_cli",

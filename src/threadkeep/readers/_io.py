@@ -228,3 +228,59 @@ def files_to_read(
     if not files:
         skipped.append(Skip(str(path), None, f"no {what} files found"))
     return files
+
+
+_JSON_STRUCTURE = re.compile(r'[\[\]{}"\\\n]')
+DEEP_NESTING = 500
+
+
+def deep_nesting_line(text: str, limit: int = DEEP_NESTING) -> int | None:
+    """The line where JSON `text` first nests deeper than `limit`, for reporting a RecursionError."""
+    depth = 0
+    line = 1
+    in_string = False
+    escaped_at = -1
+    for token in _JSON_STRUCTURE.finditer(text):
+        char, position = token.group(), token.start()
+        if char == "\n":
+            line += 1
+        elif in_string:
+            if char == "\\" and escaped_at != position:
+                escaped_at = position + 1
+            elif char == '"' and escaped_at != position:
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            if depth > limit:
+                return line
+        elif char in "]}":
+            depth -= 1
+    return None
+
+
+def too_deep(text: str, file: str, what: str = "") -> Skip:
+    """The Skip for JSON nested too deeply to parse, at the line where the nesting gets deep."""
+    return Skip(file, deep_nesting_line(text), f"JSON nested too deeply to read{what}")
+
+
+def inside(root: Path, path: Path) -> bool:
+    """Whether `path`, with symlinks followed, stays within `root`: readers never read outside what they were given."""
+    try:
+        return path.resolve().is_relative_to(root.resolve())
+    except (OSError, RuntimeError):  # a symlink loop
+        return False
+
+
+def confined(root: Path, files: list[Path], skipped: list[Skip]) -> list[Path]:
+    """`files` that stay within `root` once symlinks are followed; a Skip for each that leads out."""
+    if not root.is_dir():
+        return files
+    kept = []
+    for file in files:
+        if inside(root, file):
+            kept.append(file)
+        else:
+            skipped.append(Skip(str(file), None, "symlink to outside the folder given; not followed"))
+    return kept
