@@ -91,7 +91,10 @@ def test_apply_delta_exit_status(tmp_path):
     message = json.loads((tmp_path / "b" / "messages.jsonl").read_text(encoding="utf-8").splitlines()[0])
     good = tmp_path / "good.jsonl"
     upsert = {"operation": "upsert", "item": {**message, "text": "edited"}}
-    good.write_text(json.dumps(upsert) + "\nnot json\n", encoding="utf-8")
+    # Recalling a message the store does not hold withdraws nothing: skipped, and the rest applies.
+    where = {"conversationRef": message["conversationRef"]}
+    recall = {"operation": "recalled", "messageId": "no-such-id", "item": where}
+    good.write_text(json.dumps(upsert) + "\n" + json.dumps(recall) + "\n", encoding="utf-8")
     assert run("apply-delta", str(good), "--db", db).exit_code == 0
     assert run("apply-delta", str(good), "--db", db, "--strict").exit_code == 3
 

@@ -365,17 +365,16 @@ class _Walk:
     def not_read(self, display: str, reason: str, line: int | None = None) -> None:
         self.plan.not_read.append(Skip(display, line, reason))
 
-    def start(self, path: Path) -> Plan:
+    def start(self, path: Path, shown: str) -> Plan:
+        """Walk `path`, called `shown` in what the plan reports ("" for a folder shown relative to itself)."""
         path = path.absolute()
+        self.plan._prefixes.append((str(path), shown))
         if path.is_dir():
-            self.plan._prefixes.append((str(path), ""))
-            self.folder(path, "", path.resolve(), None)
+            self.folder(path, shown, path.resolve(), None)
+        elif self._is_archive(path, top=True):
+            self.archive(path, shown, depth=0)
         else:
-            self.plan._prefixes.append((str(path), path.name))
-            if self._is_archive(path, top=True):
-                self.archive(path, path.name, depth=0)
-            else:
-                self.file(path, path.name, set(), None)
+            self.file(path, shown, set(), None)
         self.plan._prefixes.sort(key=lambda item: len(item[0]), reverse=True)
         return self.plan
 
@@ -559,26 +558,29 @@ def plan_path(
     format: str | None = None,
     is_document: Callable[[Path], bool] | None = None,
     limits: Limits | None = None,
+    relative: bool = False,
 ) -> Iterator[Plan]:
     """Walk `path` (a file, a folder, or a zip) into a `Plan`; zip contents exist until the block ends.
 
     `format` forces one reader on the whole path (a zip is unpacked first). `is_document` says
-    which files the caller reads as documents; without it, no file is a document.
+    which files the caller reads as documents; without it, no file is a document. Paths in the
+    plan start with `path` as given, or with `relative` are relative to it (a file: its name).
     """
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such file or folder")
     limits = limits or Limits()
+    shown = (path.name if path.is_file() else "") if relative else str(path)
     with contextlib.ExitStack() as stack:
         stack.enter_context(_file_limit(limits.max_file_bytes))
         walk = _Walk(stack, is_document, limits)
         if format is None:
-            yield walk.start(path)
+            yield walk.start(path, shown)
             return
         if format == "document" and is_document is not None:
             # Documents only: every other file is listed as not read.
             walk = _Walk(stack, lambda file: is_document(file) and file.suffix.lower() != ".zip", limits)
-            plan = walk.start(path)
+            plan = walk.start(path, shown)
             for unit in plan.chat_units():
                 reason = f"a {unit.reader} export; not read with --format document"
                 plan.not_read.append(Skip(unit.display, None, reason))
@@ -587,7 +589,7 @@ def plan_path(
             return
         module = reader(format)
         plan = walk.plan
-        target, shown = path.absolute(), path.name
+        target = path.absolute()
         if path.is_file() and walk._is_archive(path, top=True):
             folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="threadkeep-zip-")))
             walk._extract(path, folder, shown)
@@ -595,7 +597,7 @@ def plan_path(
             target = entries[0] if len(entries) == 1 and entries[0].is_dir() else folder
             plan._prefixes.append((str(folder), shown))
             plan._unpacked.append(folder)
-        plan._prefixes.append((str(path.absolute()), path.name if path.is_file() else ""))
+        plan._prefixes.append((str(path.absolute()), shown))
         plan._prefixes.sort(key=lambda item: len(item[0]), reverse=True)
         plan.units.append(Unit(module.NAME, target, plan.display(str(target))))
         yield plan

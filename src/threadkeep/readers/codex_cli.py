@@ -295,7 +295,7 @@ class _Rollout:
             self.item_ids.setdefault((role, text.strip()), []).append(own_id)
 
     def _item(self, payload: dict[str, Any], sent_at: datetime | None, number: int | None) -> None:
-        kind = payload.get("type")
+        kind = payload.get("type") if isinstance(payload.get("type"), str) else None
         if kind == "message":
             self._message(payload, sent_at, number)
         elif kind in TOOL_CALLS:
@@ -312,7 +312,7 @@ class _Rollout:
             self.result.ignore(str(kind))
             output = _output_text(payload.get("output"))
             for calls in (self.calls, self.event_calls):
-                owner = calls.get(payload.get("call_id"))
+                owner = calls.get(payload.get("call_id")) if isinstance(payload.get("call_id"), str) else None
                 if owner is not None:
                     owner.add_output(output)
         else:
