@@ -56,10 +56,13 @@ class KnowledgeBase:
         self._embedder = embedder
 
     @classmethod
-    def open(cls, location: str | Path | None = None, embedder: Embedder | str | None = None) -> KnowledgeBase:
+    def open(
+        cls, location: str | Path | None = None, embedder: Embedder | str | None = None, create: bool = True
+    ) -> KnowledgeBase:
+        """The knowledge base at `location`; without `create`, `StoreNotFound` when there is none yet."""
         if isinstance(embedder, str):
             embedder = get_embedder(embedder)
-        return cls(open_store(location), embedder)
+        return cls(open_store(location, create=create), embedder)
 
     @property
     def embedder(self) -> Embedder:

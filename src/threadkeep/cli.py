@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shlex
 import sys
-import tempfile
 from collections.abc import Callable
 from datetime import UTC, datetime
 from importlib import resources
@@ -21,12 +21,16 @@ from threadkeep.generate import Endpoint, GenerationError
 from threadkeep.ingest import IngestReport
 from threadkeep.model import Hit, Message
 from threadkeep.readers import UnknownFormatError, format_names, read_path
-from threadkeep.store import SearchFilters, StoreError, default_location
+from threadkeep.store import SearchFilters, StoreError, StoreNotFound, default_location
 from threadkeep.threads import ThreadSettings
 from threadkeep.transcript import to_transcript
 
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False)
+# Stored text is shown as it was written: no emoji codes turned into emoji, no line wrapping.
+out = Console(highlight=False, soft_wrap=True, emoji=False)
+err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
+
+CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"]}
+LIBRARY_ERRORS = (StoreError, UnknownFormatError, FileNotFoundError, GenerationError)
 
 db_option = click.option(
     "--db",
@@ -34,9 +38,71 @@ db_option = click.option(
     default=None,
     envvar="THREADKEEP_DB",
     show_envvar=True,
-    help=f"Store location: a SQLite file path (default {default_location()}).",
+    help=f"Store location: a SQLite file path or a postgresql:// URL (default {default_location()}).",
 )
 now_option = click.option("--now", "now", default=None, help="Fix the clock (ISO time) for time decay.")
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+
+
+def plural(count: int, word: str, many: str | None = None) -> str:
+    """`1 conversation`, `2 conversations` (`many` for irregular plurals)."""
+    return f"{count} {word if count == 1 else (many or word + 's')}"
+
+
+class CliError(click.ClickException):
+    """A failure the user can act on, shown as one `error: ...` line (exit status 1)."""
+
+
+def describe_error(error: BaseException) -> str:
+    if isinstance(error, StoreNotFound):
+        return (
+            f"{error}: create one with `threadkeep ingest PATH` (or `threadkeep demo`), "
+            "or name another with --db / THREADKEEP_DB"
+        )
+    if isinstance(error, FileNotFoundError) and error.filename:
+        return f"{error.filename}: no such file or folder"
+    return str(error)
+
+
+class ThreadkeepGroup(click.Group):
+    """Every failure ends as `error: ...` on stderr with a non-zero status, never as a traceback."""
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):  # type: ignore[override]
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        try:
+            result = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.UsageError as error:
+            if error.ctx is not None:
+                click.echo(error.ctx.get_usage(), err=True)
+                click.echo(f"Try '{error.ctx.command_path} -h' for help.", err=True)
+            click.echo(f"error: {error.format_message()}", err=True)
+            sys.exit(error.exit_code)
+        except click.ClickException as error:
+            click.echo(f"error: {error.format_message()}", err=True)
+            sys.exit(error.exit_code)
+        except click.exceptions.Abort:
+            click.echo("stopped", err=True)
+            sys.exit(130)
+        except LIBRARY_ERRORS as error:
+            click.echo(f"error: {describe_error(error)}", err=True)
+            sys.exit(2)
+        sys.exit(result if isinstance(result, int) else 0)
+
+
+def open_kb(db: str | None, create: bool = False) -> KnowledgeBase:
+    """The knowledge base at --db; only commands that add data create a new store."""
+    return KnowledgeBase.open(db, create=create)
+
+
+def require_content(kb: KnowledgeBase) -> None:
+    """Refuse to search an empty store: an empty answer would look like "nothing relevant"."""
+    figures = kb.stats()
+    if not figures.get("chunks"):
+        raise CliError(
+            f"the store at {figures['location']} is empty: nothing has been ingested yet; "
+            "add data with `threadkeep ingest PATH` (or try `threadkeep demo`)"
+        )
 
 
 def parse_now(value: str | None) -> datetime | None:
@@ -49,8 +115,8 @@ def parse_now(value: str | None) -> datetime | None:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
-@click.group()
-@click.version_option(package_name="threadkeep")
+@click.group(cls=ThreadkeepGroup, context_settings=CONTEXT_SETTINGS)
+@click.version_option(package_name="threadkeep", message="%(prog)s %(version)s")
 def main() -> None:
     """Turn chat exports and documents into a knowledge base you can ask, with every answer cited."""
 
@@ -75,16 +141,24 @@ def _ingest_with_progress(kb: KnowledgeBase, path: str, format: str | None) -> I
 
 def _print_report(report: IngestReport, skipped_to_show: int = 20) -> None:
     if report.format == "document":
-        read = f"{report.documents} documents read ({report.documents_rebuilt} rebuilt)"
+        read = plural(report.documents, "document") + " read"
+        unchanged = report.documents and not report.documents_rebuilt
+        rebuilt = f"{report.documents_rebuilt} rebuilt"
     else:
         read = (
-            f"{report.messages_read} messages read, {report.conversations} conversations "
-            f"({report.conversations_rebuilt} rebuilt), {report.threads} threads"
+            f"{plural(report.messages_read, 'message')} read in {plural(report.conversations, 'conversation')}"
         )
-    out.print(
-        f"{report.format}: {read}, {report.chunks} chunks, {report.embedded} embedded "
-        f"({report.embeddings_reused} reused), {len(report.skipped)} skipped"
-    )
+        unchanged = report.conversations and not report.conversations_rebuilt
+        rebuilt = f"{report.conversations_rebuilt} rebuilt: {plural(report.threads, 'thread')}"
+    skipped = f", {len(report.skipped)} skipped" if report.skipped else ""
+    if unchanged:
+        out.print(f"{report.format}: {read}, unchanged since the last ingest{skipped}", markup=False)
+    else:
+        out.print(
+            f"{report.format}: {read} ({rebuilt}, {plural(report.chunks, 'chunk')}, "
+            f"{report.embedded} embedded, {report.embeddings_reused} reused){skipped}",
+            markup=False,
+        )
     if report.ignored:
         out.print("left out on purpose: " + ", ".join(f"{n} {kind}" for kind, n in sorted(report.ignored.items())))
     for skip in report.skipped[:skipped_to_show]:
@@ -102,7 +176,7 @@ def _print_report(report: IngestReport, skipped_to_show: int = 20) -> None:
 @db_option
 def ingest(path: str, format: str | None, as_json: bool, db: str | None) -> None:
     """Read an export (file, folder or .zip) into the store."""
-    with KnowledgeBase.open(db) as kb:
+    with open_kb(db, create=True) as kb:
         report = _ingest_with_progress(kb, path, format)
     if as_json:
         click.echo(json.dumps(report.to_dict(), ensure_ascii=False, indent=2))
@@ -223,7 +297,8 @@ def search(
 ) -> None:
     """Search the store (dense + full text)."""
     filters = SearchFilters(conversation=conversation, source_type=source_type)
-    with KnowledgeBase.open(db) as kb:
+    with open_kb(db) as kb:
+        require_content(kb)
         hits = kb.search(query, k=k, filters=filters, now=parse_now(now))
     if as_json:
         click.echo(
@@ -251,7 +326,8 @@ def ask(
 ) -> None:
     """Answer from the knowledge base: documents and chat cited separately, or an honest no-answer."""
     endpoint = Endpoint.from_environment() if generate else None
-    with KnowledgeBase.open(db) as kb:
+    with open_kb(db) as kb:
+        require_content(kb)
         answer = kb.ask(
             question, k=k, filters=SearchFilters(conversation=conversation), now=parse_now(now), endpoint=endpoint
         )
@@ -269,13 +345,15 @@ def ask(
 @db_option
 def stats(as_json: bool, db: str | None) -> None:
     """What the store holds."""
-    with KnowledgeBase.open(db) as kb:
+    with open_kb(db) as kb:
         figures = kb.stats()
     if as_json:
         click.echo(json.dumps(figures, ensure_ascii=False, indent=2))
-    else:
-        for key, value in figures.items():
-            out.print(f"{key:>16}: {value}")
+        return
+    for key, value in figures.items():
+        click.echo(f"{key:>16}: {value}")
+    if not figures.get("chunks"):
+        click.echo(f"the store at {figures['location']} is empty: add data with `threadkeep ingest PATH`")
 
 
 @main.command("apply-delta")
@@ -284,7 +362,7 @@ def stats(as_json: bool, db: str | None) -> None:
 @db_option
 def apply_delta(path: str, as_json: bool, db: str | None) -> None:
     """Apply a delta.jsonl (upsert / recalled / missing); rebuild only the conversations it touches."""
-    with KnowledgeBase.open(db) as kb:
+    with open_kb(db) as kb:
         report = kb.apply_delta(path)
     if as_json:
         click.echo(json.dumps(report.to_dict(), ensure_ascii=False, indent=2))
@@ -314,7 +392,7 @@ def _print_items(items: list[dict], as_json: bool, line: Callable[[dict], str], 
 @db_option
 def review(as_json: bool, db: str | None) -> None:
     """Messages flagged for a person to look at (e.g. missing from the latest export). Nothing was deleted."""
-    with KnowledgeBase.open(db) as kb:
+    with open_kb(db) as kb:
         items = kb.store.review_items()
 
     def line(item: dict) -> str:
@@ -329,7 +407,7 @@ def review(as_json: bool, db: str | None) -> None:
 @db_option
 def check(db: str | None) -> None:
     """Verify the store: evidence ids exist, each message is in one thread, vectors match the model."""
-    with KnowledgeBase.open(db) as kb:
+    with open_kb(db) as kb:
         problems = kb.check()
     for problem in problems:
         out.print(f"problem: {problem}", markup=False)
@@ -343,7 +421,7 @@ def check(db: str | None) -> None:
 @db_option
 def remove(document_id: str, db: str | None) -> None:
     """Remove a document (by its id, see `threadkeep documents`) and its chunks from the store."""
-    with KnowledgeBase.open(db) as kb:
+    with open_kb(db) as kb:
         removed = kb.store.remove_document(document_id)
     if not removed:
         raise click.ClickException(f"no document {document_id!r} in the store")
@@ -355,7 +433,7 @@ def remove(document_id: str, db: str | None) -> None:
 @db_option
 def documents(as_json: bool, db: str | None) -> None:
     """List the documents in the store."""
-    with KnowledgeBase.open(db) as kb:
+    with open_kb(db) as kb:
         items = kb.store.list_documents()
     _print_items(items, as_json, lambda item: f"{item['id']}  {item['title']}  (updated {item['updated_at'][:10]})")
 
@@ -364,21 +442,64 @@ def sample_path(name: str) -> Path:
     return Path(str(resources.files("threadkeep") / "samples" / name))
 
 
+def _foreign_data(kb: KnowledgeBase) -> list[str]:
+    """What the store holds besides the bundled samples (the demo must not mix itself into real data)."""
+    sample_refs = {
+        json.loads(line)["conversationRef"]
+        for line in (sample_path("support_group") / "conversations.jsonl").read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    }
+    sample_docs = sample_path("docs").resolve()
+    foreign = [str(item["ref"]) for item in kb.store.list_conversations() if item["ref"] not in sample_refs]
+    foreign += [
+        str(item["id"]) for item in kb.store.list_documents() if Path(item["path"]).resolve().parent != sample_docs
+    ]
+    return foreign
+
+
 @main.command()
-@click.option("--db", "db", default=None, help="Keep the demo store here (default: a temporary file).")
+@click.option(
+    "--db",
+    "db",
+    default=None,
+    envvar="THREADKEEP_DB",
+    show_envvar=True,
+    help=f"Where to keep the demo store (default {default_location()}, so the next commands find it).",
+)
 def demo(db: str | None) -> None:
-    """Ingest the bundled sample corpus and ask it a few questions."""
-    with tempfile.TemporaryDirectory(prefix="threadkeep-demo-") as folder:
-        location = db or str(Path(folder) / "demo.db")
-        with KnowledgeBase.open(location) as kb:
-            out.print(f"[bold]Ingesting the sample support group[/bold] into {location}")
-            _print_report(_ingest_with_progress(kb, str(sample_path("support_group")), None))
-            out.print("[bold]Ingesting the sample product documents[/bold]")
-            _print_report(_ingest_with_progress(kb, str(sample_path("docs")), None))
-            questions = json.loads((sample_path("support_group") / "questions.json").read_text(encoding="utf-8"))
-            for item in [*questions[:3], questions[-1]]:
-                out.print(f"\n[bold]? {escape(item['question'])}[/bold]")
-                out.print(kb.ask(item["question"]).text, markup=False)
+    """Ingest the bundled sample support group and documents, then ask a few questions.
+
+    The store is kept, so `threadkeep ask`, `search`, `stats`... work on it afterwards; running
+    the demo again changes nothing. A store that already holds other data is left alone.
+    """
+    with open_kb(db, create=True) as kb:
+        location = str(kb.stats()["location"])
+        if "://" not in location:
+            location = str(Path(location).resolve())
+        foreign = _foreign_data(kb)
+        if foreign:
+            raise CliError(
+                f"the store at {location} already holds other data ({', '.join(foreign[:3])}"
+                f"{', ...' if len(foreign) > 3 else ''}); run the demo in a store of its own: "
+                "threadkeep demo --db demo.db"
+            )
+        out.print(f"[bold]Ingesting the sample support group[/bold] into {escape(location)}")
+        _print_report(_ingest_with_progress(kb, str(sample_path("support_group")), None))
+        out.print("[bold]Ingesting the sample product documents[/bold]")
+        _print_report(_ingest_with_progress(kb, str(sample_path("docs")), None))
+        questions = json.loads((sample_path("support_group") / "questions.json").read_text(encoding="utf-8"))
+        for item in [*questions[:3], questions[-1]]:
+            out.print(f"\n[bold]? {escape(item['question'])}[/bold]")
+            out.print(kb.ask(item["question"]).text, markup=False)
+    again = f" --db {shlex.quote(db)}" if db else ""
+    out.print(
+        f"\nThe demo store is kept in {location}. Ask it yourself:\n"
+        f"  threadkeep ask {shlex.quote(questions[3]['question'])}{again}\n"
+        f"  threadkeep search E1024{again}\n"
+        f"  threadkeep serve{again}    # the web page\n"
+        "To use your own data in a separate store, pass --db (e.g. --db team.db) to ingest and every other command.",
+        markup=False,
+    )
 
 
 @main.command()
@@ -430,18 +551,7 @@ def mcp_server(ingest_roots: tuple[str, ...], db: str | None) -> None:
 
 
 def run() -> None:
-    try:
-        main(standalone_mode=False)
-    except click.exceptions.Exit as done:
-        sys.exit(done.exit_code)
-    except click.ClickException as error:
-        error.show()
-        sys.exit(error.exit_code)
-    except click.exceptions.Abort:
-        sys.exit(130)
-    except (StoreError, UnknownFormatError, FileNotFoundError, GenerationError) as error:
-        err.print(f"error: {error}", markup=False)
-        sys.exit(2)
+    main(prog_name="threadkeep")
 
 
 if __name__ == "__main__":

@@ -92,6 +92,14 @@ class StoreError(RuntimeError):
     """The store cannot do what was asked (wrong model, bad location, constraint...)."""
 
 
+class StoreNotFound(StoreError):
+    """No store exists at the location, and the caller did not ask to create one."""
+
+    def __init__(self, location: str) -> None:
+        super().__init__(f"there is no store at {location}")
+        self.location = location
+
+
 @dataclass(frozen=True, slots=True)
 class SearchFilters:
     conversation: str | None = None

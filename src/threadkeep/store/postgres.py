@@ -43,6 +43,7 @@ from threadkeep.store.base import (
     ConversationRecord,
     SearchFilters,
     StoreError,
+    StoreNotFound,
     chunk_from_row,
     message_from_row,
     thread_rows,
@@ -243,7 +244,7 @@ class _VectorTextLoader(Loader):
 class PostgresStore:
     """A store in one PostgreSQL database, selected by a `postgresql://` URL."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, create: bool = True) -> None:
         self.url = url
         self.location = redact(url)
         try:
@@ -267,6 +268,8 @@ class PostgresStore:
             # plan, blind to the filter values: a search for the 10% of chunks that are documents
             # went from 2 ms to 19 ms that way (sequential scan instead of the source index).
             self.db.execute("SET plan_cache_mode = force_custom_plan")
+            if not create and self._schema_version() == 0:
+                raise StoreNotFound(self.location)
             self._migrate()
             self._register_vector_type()
         except BaseException:

@@ -24,6 +24,7 @@ from threadkeep.store.base import (
     ConversationRecord,
     SearchFilters,
     StoreError,
+    StoreNotFound,
     chunk_from_row,
     message_from_row,
     thread_rows,
@@ -164,16 +165,56 @@ class _VectorIndex:
         return [(self.ids[i], float(scores[i])) for i in top]
 
 
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def check_location(path: Path, create: bool) -> None:
+    """Refuse, before anything is written, a location that is not (and cannot become) a store file."""
+    if path.is_dir():
+        raise StoreError(f"{path} is a folder, not a store file; name a file in it, e.g. {path / 'threadkeep.db'}")
+    if path.exists():
+        try:
+            with path.open("rb") as file:
+                header = file.read(len(SQLITE_HEADER))
+        except OSError as error:
+            raise StoreError(f"cannot read the store {path}: {error.strerror or error}") from error
+        if header and header != SQLITE_HEADER:
+            raise StoreError(f"{path} is not a threadkeep store (the file is not a SQLite database)")
+        if header or create:
+            return
+    if not create:
+        raise StoreNotFound(str(path))
+    if path.parent.exists() and not path.parent.is_dir():
+        raise StoreError(f"cannot create the store {path}: {path.parent} is a file, not a folder")
+
+
 class SQLiteStore:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, create: bool = True) -> None:
+        check_location(path, create)
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self.db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
-        self.db.execute("PRAGMA journal_mode = WAL")
-        self.db.execute("PRAGMA synchronous = NORMAL")
-        self.db.execute("PRAGMA foreign_keys = ON")
-        self._migrate()
+        try:
+            self._check_schema(create)
+            self.db.execute("PRAGMA journal_mode = WAL")
+            self.db.execute("PRAGMA synchronous = NORMAL")
+            self.db.execute("PRAGMA foreign_keys = ON")
+            self._migrate()
+        except sqlite3.DatabaseError as error:
+            self.db.close()
+            raise StoreError(f"{path} is not a usable threadkeep store ({error})") from error
+        except BaseException:
+            self.db.close()
+            raise
         self._vectors: _VectorIndex | None = None
+
+    def _check_schema(self, create: bool) -> None:
+        if self.db.execute("PRAGMA user_version").fetchone()[0] > 0:
+            return
+        if self.db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+            raise StoreError(f"{self.path} is a SQLite database of another program, not a threadkeep store")
+        if not create:
+            raise StoreNotFound(str(self.path))
 
     def _migrate(self) -> None:
         version = self.db.execute("PRAGMA user_version").fetchone()[0]
