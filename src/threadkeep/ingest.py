@@ -12,7 +12,7 @@ import hashlib
 import json
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +22,7 @@ from threadkeep.chunks.document import chunk_document
 from threadkeep.chunks.exchange import chunk_exchange
 from threadkeep.documents import DocumentError, is_document, iter_documents, read_document
 from threadkeep.embed import Embedder
-from threadkeep.model import Chunk, Conversation, Message, ReadResult, Skip
+from threadkeep.model import Chunk, Conversation, Document, Message, ReadResult, Skip
 from threadkeep.readers import UnknownFormatError, detect_format, read_path
 from threadkeep.store import Store
 from threadkeep.store.sqlite import input_hash
@@ -177,6 +177,21 @@ def ingest_result(
     return report
 
 
+def known_document(store: Store, document: Document) -> tuple[Document, bool]:
+    """The document under the id the store knows it by: the same absolute location or the same
+    content is the same document, so a moved or re-rooted file is not a new one. A new document
+    is named by its path relative to the ingested folder, lengthened towards the file system root
+    while another document holds that name. Also says whether the document moved."""
+    location = Path(document.path).resolve()
+    known = store.find_document(str(location), document.content_hash)
+    if known is not None:
+        return replace(document, id=known[0], path=str(location)), known[1] != str(location)
+    depth = len(Path(document.id).parts)
+    names = [document.id, *(Path(*location.parts[-n:]).as_posix() for n in range(depth + 1, len(location.parts)))]
+    free = next((name for name in names if store.document_hash(name) is None), location.as_posix())
+    return replace(document, id=free, path=str(location)), False
+
+
 def ingest_documents(
     store: Store, path: Path, embedder: Embedder, progress: ProgressCallback | None = None
 ) -> IngestReport:
@@ -186,15 +201,21 @@ def ingest_documents(
     root = path if path.is_dir() else path.parent
     files = list(iter_documents(path))
     max_tokens = embedder.max_tokens - TOKEN_MARGIN
+    seen: set[str] = set()
     for done, file in enumerate(files, start=1):
         try:
-            document = read_document(file, root)
+            document, moved = known_document(store, read_document(file, root))
         except DocumentError as error:
             report.skipped.append(Skip(str(file), None, error.reason))
             continue
+        if document.id in seen:
+            copies = "copies of a document read earlier in this folder"
+            report.ignored[copies] = report.ignored.get(copies, 0) + 1
+            continue
+        seen.add(document.id)
         report.documents += 1
         digest = f"{PIPELINE_VERSION}:{document.content_hash}:{document.updated_at.isoformat()}:{max_tokens}"
-        if store.document_hash(document.id) != digest:
+        if moved or store.document_hash(document.id) != digest:
             chunks = chunk_document(document, embedder.count_tokens, max_tokens=max_tokens)
             vectors = _embed_missing(chunks, store.embeddings_for(document.id), embedder, report)
             store.replace_document(document, digest, chunks, vectors)

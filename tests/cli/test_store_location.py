@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -99,3 +100,16 @@ def test_the_demo_does_not_mix_into_a_store_with_other_data(cli, tmp_path: Path)
     assert result.exit_code == 1
     assert "already holds other data" in result.stderr and "howto.md" in result.stderr
     assert len(KnowledgeBase.open(location).store.list_conversations()) == 0
+
+
+def test_documents_ingested_again_after_the_demo_are_the_same_documents(cli, tmp_path: Path) -> None:
+    assert cli("demo").exit_code == 0
+    again = cli("ingest", str(SAMPLES / "docs"))
+    assert again.exit_code == 0 and "unchanged" in again.output
+    cli("ingest", str(SAMPLES))
+    listed = cli("documents", "--json")
+    paths = [item["path"] for item in json.loads(listed.output)]
+    assert sorted(paths) == sorted({*paths}) and len([p for p in paths if "/docs/" in p]) == 3
+    answer = json.loads(cli("ask", "E1024 文件名 怎么解决", "--json").output)
+    cited = [citation["chunk_id"] for citation in answer["groups"]["documents"]]
+    assert len(cited) == len(set(cited))

@@ -3,9 +3,15 @@ forgetting conversations, and knowing a document again wherever it was ingested 
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 import pytest
 
-from threadkeep.store import StoreNotFound, open_store
+from conftest import SAMPLES
+from threadkeep.api import KnowledgeBase
+from threadkeep.embed import HashEmbedder
+from threadkeep.store import SearchFilters, StoreNotFound, open_store
 
 
 def test_opening_without_create_finds_no_store(store_location: str) -> None:
@@ -14,3 +20,70 @@ def test_opening_without_create_finds_no_store(store_location: str) -> None:
     assert "there is no store at" in str(raised.value)
     open_store(store_location).close()
     open_store(store_location, create=False).close()
+
+
+def _docs_copy(tmp_path: Path, name: str) -> Path:
+    target = tmp_path / name / "docs"
+    shutil.copytree(SAMPLES / "docs", target)
+    return target
+
+
+def test_the_same_documents_from_another_folder_are_not_duplicated(store_location: str, tmp_path: Path) -> None:
+    with KnowledgeBase.open(store_location, HashEmbedder(64)) as kb:
+        first = kb.ingest(SAMPLES / "docs")
+        assert first.documents == 3
+        before = {item["id"] for item in kb.store.list_documents()}
+        # The parent folder as root: other relative paths, same files.
+        kb.ingest(SAMPLES)
+        # A copy somewhere else: other absolute paths, same content.
+        again = kb.ingest(_docs_copy(tmp_path, "copy"))
+        assert again.documents == 3
+        documents = kb.store.list_documents()
+        sample_docs = [item for item in documents if item["id"] in before]
+        assert len(sample_docs) == 3
+        assert {item["id"] for item in documents} - before <= {"support_group/README.md"}
+        hits = kb.search("E1024 文件名", k=20, filters=SearchFilters(source_type="document"))
+        chunk_ids = [hit.chunk.id for hit in hits]
+        assert len(chunk_ids) == len(set(chunk_ids))
+        texts = [hit.chunk.text for hit in hits]
+        assert len(texts) == len(set(texts))
+
+
+def test_a_moved_file_is_the_same_document(store_location: str, tmp_path: Path) -> None:
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "setup.md").write_text("# Setup\n\nRun the installer as administrator.\n", encoding="utf-8")
+    with KnowledgeBase.open(store_location, HashEmbedder(64)) as kb:
+        kb.ingest(folder)
+        [before] = kb.store.list_documents()
+        moved = tmp_path / "archive" / "old-setup.md"
+        moved.parent.mkdir()
+        (folder / "setup.md").rename(moved)
+        kb.ingest(moved.parent)
+        [after] = kb.store.list_documents()
+        assert after["id"] == before["id"]
+        assert after["path"] == str(moved.resolve())
+
+
+def test_an_edited_file_in_place_stays_one_document(store_location: str, tmp_path: Path) -> None:
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    page = folder / "faq.md"
+    page.write_text("# FAQ\n\nOld answer.\n", encoding="utf-8")
+    with KnowledgeBase.open(store_location, HashEmbedder(64)) as kb:
+        kb.ingest(folder)
+        page.write_text("# FAQ\n\nNew answer.\n", encoding="utf-8")
+        report = kb.ingest(page)
+        assert report.documents_rebuilt == 1
+        assert [item["id"] for item in kb.store.list_documents()] == ["faq.md"]
+
+
+def test_different_files_with_the_same_name_keep_apart(store_location: str, tmp_path: Path) -> None:
+    for team, text in (("alpha", "Alpha restarts the sync service."), ("beta", "Beta reinstalls the client.")):
+        (tmp_path / team).mkdir()
+        (tmp_path / team / "README.md").write_text(f"# Readme\n\n{text}\n", encoding="utf-8")
+    with KnowledgeBase.open(store_location, HashEmbedder(64)) as kb:
+        kb.ingest(tmp_path / "alpha")
+        kb.ingest(tmp_path / "beta")
+        ids = sorted(item["id"] for item in kb.store.list_documents())
+        assert ids == ["README.md", "beta/README.md"]
