@@ -40,6 +40,7 @@ from psycopg.types.json import Jsonb
 from threadkeep.model import Chunk, Conversation, Document, Message, Thread
 from threadkeep.store.base import (
     CHUNK_COLUMNS,
+    FORGOTTEN_KEYS,
     ConversationRecord,
     SearchFilters,
     StoreError,
@@ -147,6 +148,19 @@ MIGRATIONS: list[str] = [
         reason text NOT NULL,
         flagged_at text NOT NULL,
         PRIMARY KEY (conversation, message_id, reason)
+    );
+    """,
+    """
+    ALTER TABLE documents ADD COLUMN file_hash text;
+    UPDATE documents SET file_hash = split_part(content_hash, ':', 2);
+    CREATE INDEX documents_path ON documents (path);
+    CREATE INDEX documents_file_hash ON documents (file_hash);
+    CREATE TABLE forgotten (
+        conversation text NOT NULL,
+        title text NOT NULL,
+        source_format text NOT NULL,
+        messages integer NOT NULL,
+        forgotten_at text NOT NULL
     );
     """,
 ]
@@ -504,16 +518,37 @@ class PostgresStore:
             row = self.db.execute("SELECT content_hash FROM documents WHERE id = %s", (document_id,)).fetchone()
         return row[0] if row else None
 
+    def find_document(self, path: str, file_hash: str) -> tuple[str, str] | None:
+        with self._lock:
+            for column, value in (("path", path), ("file_hash", file_hash)):
+                found = self.db.execute(
+                    sql.SQL('SELECT id, path FROM documents WHERE {} = %s ORDER BY id COLLATE "C" LIMIT 1').format(
+                        sql.Identifier(column)
+                    ),
+                    (value,),
+                ).fetchone()
+                if found:
+                    return found[0], found[1]
+        return None
+
     def replace_document(
         self, document: Document, content_hash: str, chunks: Sequence[Chunk], embeddings: dict[str, np.ndarray]
     ) -> None:
         with self._transaction(f"document:{document.id}") as cursor:
             self._delete_chunks(cursor, "document", document.id)
             cursor.execute(
-                "INSERT INTO documents VALUES (%s, %s, %s, %s, %s) ON CONFLICT (id) DO UPDATE SET "
+                "INSERT INTO documents (id, title, path, updated_at, content_hash, file_hash) "
+                "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (id) DO UPDATE SET "
                 "title = excluded.title, path = excluded.path, updated_at = excluded.updated_at, "
-                "content_hash = excluded.content_hash",
-                (document.id, _clean(document.title), document.path, document.updated_at.isoformat(), content_hash),
+                "content_hash = excluded.content_hash, file_hash = excluded.file_hash",
+                (
+                    document.id,
+                    _clean(document.title),
+                    document.path,
+                    document.updated_at.isoformat(),
+                    content_hash,
+                    document.content_hash,
+                ),
             )
             self._insert_chunks(cursor, chunks, embeddings)
 
@@ -540,6 +575,31 @@ class PostgresStore:
             ).fetchall()
         keys = ("ref", "title", "kind", "source_format", "messages", "first_message_at", "last_message_at")
         return [dict(zip(keys, row, strict=True)) for row in rows]
+
+    def forget_conversation(self, ref: str, forgotten_at: datetime) -> dict[str, object] | None:
+        with self._transaction(f"chat:{ref}") as cursor:
+            row = cursor.execute(
+                "SELECT c.title, c.source_format, (SELECT count(*) FROM messages m WHERE m.conversation = c.ref) "
+                "FROM conversations c WHERE c.ref = %s",
+                (ref,),
+            ).fetchone()
+            if row is None:
+                return None
+            self._delete_chunks(cursor, "chat", ref)
+            for table in ("threads", "messages", "review_flags"):
+                cursor.execute(sql.SQL("DELETE FROM {} WHERE conversation = %s").format(sql.Identifier(table)), (ref,))
+            cursor.execute("DELETE FROM conversations WHERE ref = %s", (ref,))
+            record = (ref, row[0], row[1], row[2], forgotten_at.isoformat())
+            cursor.execute("INSERT INTO forgotten VALUES (%s, %s, %s, %s, %s)", record)
+        return dict(zip(FORGOTTEN_KEYS, record, strict=True))
+
+    def forgotten_conversations(self) -> list[dict[str, object]]:
+        with self._lock:
+            rows = self.db.execute(
+                "SELECT conversation, title, source_format, messages, forgotten_at FROM forgotten "
+                'ORDER BY forgotten_at COLLATE "C", conversation COLLATE "C"'
+            ).fetchall()
+        return [dict(zip(FORGOTTEN_KEYS, row, strict=True)) for row in rows]
 
     # --- review and integrity ------------------------------------------------------------------
 

@@ -20,6 +20,7 @@ import numpy as np
 from threadkeep.model import Chunk, Conversation, Document, Message, Thread
 from threadkeep.store.base import (
     CHUNK_COLUMNS,
+    FORGOTTEN_KEYS,
     MESSAGE_COLUMNS,
     ConversationRecord,
     SearchFilters,
@@ -109,6 +110,21 @@ MIGRATIONS: list[str] = [
         reason TEXT NOT NULL,
         flagged_at TEXT NOT NULL,
         PRIMARY KEY (conversation, message_id, reason)
+    );
+    """,
+    # A document is known again by its file's location or content (`find_document`); a
+    # conversation forgotten on request leaves a record of what went.
+    """
+    ALTER TABLE documents ADD COLUMN file_hash TEXT;
+    UPDATE documents SET file_hash = substr(content_hash, instr(content_hash, ':') + 1, 64);
+    CREATE INDEX documents_path ON documents(path);
+    CREATE INDEX documents_file_hash ON documents(file_hash);
+    CREATE TABLE forgotten (
+        conversation TEXT NOT NULL,
+        title TEXT NOT NULL,
+        source_format TEXT NOT NULL,
+        messages INTEGER NOT NULL,
+        forgotten_at TEXT NOT NULL
     );
     """,
 ]
@@ -353,15 +369,32 @@ class SQLiteStore:
         row = self.db.execute("SELECT content_hash FROM documents WHERE id = ?", (document_id,)).fetchone()
         return row[0] if row else None
 
+    def find_document(self, path: str, file_hash: str) -> tuple[str, str] | None:
+        for column, value in (("path", path), ("file_hash", file_hash)):
+            row = self.db.execute(f"SELECT id, path FROM documents WHERE {column} = ? ORDER BY id LIMIT 1", (value,))
+            found = row.fetchone()
+            if found:
+                return found[0], found[1]
+        return None
+
     def replace_document(
         self, document: Document, content_hash: str, chunks: Sequence[Chunk], embeddings: dict[str, np.ndarray]
     ) -> None:
         with self._write():
             self._delete_chunks("document", document.id)
             self.db.execute(
-                "INSERT INTO documents VALUES (?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET title = excluded.title, "
-                "path = excluded.path, updated_at = excluded.updated_at, content_hash = excluded.content_hash",
-                (document.id, document.title, document.path, document.updated_at.isoformat(), content_hash),
+                "INSERT INTO documents (id, title, path, updated_at, content_hash, file_hash) "
+                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET title = excluded.title, "
+                "path = excluded.path, updated_at = excluded.updated_at, content_hash = excluded.content_hash, "
+                "file_hash = excluded.file_hash",
+                (
+                    document.id,
+                    document.title,
+                    document.path,
+                    document.updated_at.isoformat(),
+                    content_hash,
+                    document.content_hash,
+                ),
             )
             self._insert_chunks(chunks, embeddings)
 
@@ -381,6 +414,30 @@ class SQLiteStore:
         )
         keys = ("ref", "title", "kind", "source_format", "messages", "first_message_at", "last_message_at")
         return [dict(zip(keys, row, strict=True)) for row in rows]
+
+    def forget_conversation(self, ref: str, forgotten_at: datetime) -> dict[str, object] | None:
+        with self._write():
+            row = self.db.execute(
+                "SELECT c.title, c.source_format, (SELECT count(*) FROM messages m WHERE m.conversation = c.ref) "
+                "FROM conversations c WHERE c.ref = ?",
+                (ref,),
+            ).fetchone()
+            if row is None:
+                return None
+            self._delete_chunks("chat", ref)
+            for table in ("threads", "messages", "review_flags"):
+                self.db.execute(f"DELETE FROM {table} WHERE conversation = ?", (ref,))
+            self.db.execute("DELETE FROM conversations WHERE ref = ?", (ref,))
+            record = (ref, row[0], row[1], row[2], forgotten_at.isoformat())
+            self.db.execute("INSERT INTO forgotten VALUES (?, ?, ?, ?, ?)", record)
+        return dict(zip(FORGOTTEN_KEYS, record, strict=True))
+
+    def forgotten_conversations(self) -> list[dict[str, object]]:
+        rows = self.db.execute(
+            "SELECT conversation, title, source_format, messages, forgotten_at FROM forgotten "
+            "ORDER BY forgotten_at, conversation"
+        )
+        return [dict(zip(FORGOTTEN_KEYS, row, strict=True)) for row in rows]
 
     def flag_for_review(self, conversation: str, message_id: str, reason: str, flagged_at: datetime) -> None:
         with self._write():
