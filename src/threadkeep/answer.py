@@ -89,8 +89,11 @@ def is_relevant(hit: Hit, threshold: float = RELEVANCE_THRESHOLD) -> bool:
     return hit.dense_score is not None and hit.dense_score >= threshold
 
 
-def chat_label(chunk: Chunk, conversation_title: str) -> str:
+def chat_label(chunk: Chunk, conversation_title: str, kind: str = "group") -> str:
     where, day = conversation_title or chunk.source_ref, f"{chunk.occurred_at:%Y-%m-%d}"
+    if kind == "assistant":
+        # A person's own assistant session: nobody else was there to confirm or refute the reply.
+        return f"From the assistant session {where} on {day}"
     if chunk.resolution_state == "resolved":
         return f"Resolved in {where} on {day} (someone confirmed the fix worked)"
     if chunk.resolution_state == "workaround":
@@ -144,7 +147,12 @@ def _shorten(text: str, limit: int = EXCERPT_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def build_answer(question: str, hits: list[Hit], conversation_titles: dict[str, str]) -> Answer:
+def build_answer(
+    question: str,
+    hits: list[Hit],
+    conversation_titles: dict[str, str],
+    conversation_kinds: dict[str, str] | None = None,
+) -> Answer:
     relevant = [hit for hit in hits if is_relevant(hit)]
     answer = Answer(question=question, status="answered" if relevant else "no_answer")
     for hit in relevant:
@@ -166,6 +174,7 @@ def build_answer(question: str, hits: list[Hit], conversation_titles: dict[str, 
             )
         elif chunk.source_type == "chat" and len(answer.chat) < MAX_PER_GROUP:
             title = conversation_titles.get(chunk.source_ref, chunk.source_ref)
+            kind = (conversation_kinds or {}).get(chunk.source_ref, "group")
             answer.chat.append(
                 Citation(
                     chunk.id,
@@ -173,12 +182,12 @@ def build_answer(question: str, hits: list[Hit], conversation_titles: dict[str, 
                     chunk.source_ref,
                     title,
                     chunk.occurred_at,
-                    chat_label(chunk, title),
+                    chat_label(chunk, title, kind),
                     chat_excerpt(chunk, question),
                     hit.score,
                     hit.dense_score,
                     evidence_ids=chunk.evidence_ids,
-                    resolution_state=chunk.resolution_state,
+                    resolution_state=chunk.resolution_state if kind != "assistant" else None,
                     started_at=chunk.started_at,
                     notes=(MEDIA_NOTE,) if chunk.has_unresolved_media else (),
                 )

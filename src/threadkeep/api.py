@@ -9,8 +9,8 @@ with KnowledgeBase.open("team.db") as kb:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import datetime
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from pathlib import Path
 
 from threadkeep.answer import Answer, build_answer
@@ -18,11 +18,37 @@ from threadkeep.delta import DeltaReport, apply_delta
 from threadkeep.embed import Embedder, get_embedder
 from threadkeep.generate import Endpoint, generate
 from threadkeep.ingest import IngestReport, ProgressCallback, ingest_path
-from threadkeep.model import Hit, Message, ReadResult, Thread
+from threadkeep.model import Conversation, Hit, Message, ReadResult, Thread
 from threadkeep.readers import read_path
 from threadkeep.search import SearchSettings, search
 from threadkeep.store import SearchFilters, Store, open_store
 from threadkeep.threads import ThreadSettings, build_threads
+
+
+def display_title(conversation: Conversation) -> str:
+    """How a conversation is named wherever it is shown: its title, and for a coding assistant's
+    session (titled by its first question) also the project folder it ran in."""
+    title = conversation.title or conversation.ref
+    project = conversation.metadata.get("cwd") if conversation.kind == "assistant" else None
+    return f"{title} (in {project})" if project else title
+
+
+def hit_to_dict(hit: Hit) -> dict:
+    """The one JSON shape of a search hit."""
+    chunk = hit.chunk
+    return {
+        "chunk_id": chunk.id,
+        "source_type": chunk.source_type,
+        "source_ref": chunk.source_ref,
+        "title": chunk.title,
+        "text": chunk.text,
+        "evidence_ids": list(chunk.evidence_ids) if chunk.evidence_ids is not None else None,
+        "occurred_at": chunk.occurred_at.isoformat(),
+        "resolution_state": chunk.resolution_state,
+        "has_unresolved_media": chunk.has_unresolved_media,
+        "heading_path": list(chunk.heading_path) if chunk.heading_path is not None else None,
+        "score": hit.score,
+    }
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +122,19 @@ class KnowledgeBase:
         now: datetime | None = None,
         settings: SearchSettings | None = None,
     ) -> list[Hit]:
-        return search(self.store, self.embedder, query, k, filters, now, settings)
+        hits = search(self.store, self.embedder, query, k, filters, now, settings)
+        conversations = self._conversations_of(hits)
+        return [
+            replace(hit, chunk=replace(hit.chunk, title=display_title(conversations[hit.chunk.source_ref])))
+            if hit.chunk.source_type == "chat" and hit.chunk.source_ref in conversations
+            else hit
+            for hit in hits
+        ]
+
+    def _conversations_of(self, hits: list[Hit]) -> dict[str, Conversation]:
+        refs = {hit.chunk.source_ref for hit in hits if hit.chunk.source_type == "chat"}
+        records = {ref: self.store.conversation_record(ref) for ref in refs}
+        return {ref: record.conversation for ref, record in records.items() if record is not None}
 
     def ask(
         self,
@@ -108,8 +146,10 @@ class KnowledgeBase:
     ) -> Answer:
         """A grouped, cited answer; a configured model only words it (refusal and labels stay as computed)."""
         hits = self.search(question, k=k, filters=filters, now=now)
-        titles = {item["ref"]: str(item["title"]) for item in self.store.list_conversations()}
-        answer = build_answer(question, hits, titles)
+        conversations = self._conversations_of(hits)
+        titles = {ref: display_title(conversation) for ref, conversation in conversations.items()}
+        kinds = {ref: conversation.kind for ref, conversation in conversations.items()}
+        answer = build_answer(question, hits, titles, kinds)
         if endpoint is not None and answer.status == "answered":
             answer.generated_text = generate(answer, endpoint)
         return answer
@@ -136,6 +176,49 @@ class KnowledgeBase:
 
     def stats(self) -> dict[str, object]:
         return self.store.stats()
+
+    def is_empty(self) -> bool:
+        return not self.store.stats().get("chunks")
+
+    def conversations(self) -> list[dict[str, object]]:
+        """Every conversation: ref, title (as shown everywhere), kind, format, message count, first and last time."""
+        listed = self.store.list_conversations()
+        for item in listed:
+            metadata = item.pop("metadata", None) or {}
+            conversation = Conversation(str(item["ref"]), str(item["title"]), str(item["kind"]), metadata=metadata)
+            item["title"] = display_title(conversation)
+            item["project"] = metadata.get("cwd") if item["kind"] == "assistant" else None
+        return listed
+
+    def documents(self) -> list[dict[str, str]]:
+        return self.store.list_documents()
+
+    def forget(self, conversation: str, now: datetime | None = None) -> dict[str, object] | None:
+        """Remove one conversation and everything built from it, on a person's explicit request, and
+        record that it was forgotten (what, when, how many messages; never the text). Ingesting an
+        export that still holds it adds it back. None when the store has no such conversation."""
+        return self.store.forget_conversation(conversation, now or datetime.now(UTC))
+
+    def review(self) -> list[dict[str, object]]:
+        """What a person may want to look at: flagged messages (nothing deleted), then conversations
+        forgotten on request."""
+        items = self.store.review_items()
+        for record in self.store.forgotten_conversations():
+            items.append(
+                {
+                    "conversation": record["conversation"],
+                    "message_id": None,
+                    "reason": "forgotten on request",
+                    "flagged_at": record["forgotten_at"],
+                    "sender_name": None,
+                    "sender": None,
+                    "sent_at": None,
+                    "text": None,
+                    "title": record["title"],
+                    "messages": record["messages"],
+                }
+            )
+        return items
 
     def check(self) -> list[str]:
         """Problems found in the stored data; empty when the store is consistent."""

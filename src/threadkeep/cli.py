@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from threadkeep.api import KnowledgeBase, threads_of
+from threadkeep.api import KnowledgeBase, hit_to_dict, threads_of
 from threadkeep.generate import Endpoint, GenerationError
 from threadkeep.ingest import IngestReport
 from threadkeep.model import Hit, Message
@@ -82,7 +82,7 @@ class ThreadkeepGroup(click.Group):
             click.echo(f"error: {error.format_message()}", err=True)
             sys.exit(error.exit_code)
         except click.exceptions.Abort:
-            click.echo("stopped", err=True)
+            click.echo("\nstopped", err=True)
             sys.exit(130)
         except LIBRARY_ERRORS as error:
             click.echo(f"error: {describe_error(error)}", err=True)
@@ -245,23 +245,6 @@ def message_to_dict(message: Message) -> dict:
     return data
 
 
-def hit_to_dict(hit: Hit) -> dict:
-    chunk = hit.chunk
-    return {
-        "chunk_id": chunk.id,
-        "source_type": chunk.source_type,
-        "source_ref": chunk.source_ref,
-        "title": chunk.title,
-        "text": chunk.text,
-        "evidence_ids": list(chunk.evidence_ids) if chunk.evidence_ids is not None else None,
-        "occurred_at": chunk.occurred_at.isoformat(),
-        "resolution_state": chunk.resolution_state,
-        "has_unresolved_media": chunk.has_unresolved_media,
-        "heading_path": list(chunk.heading_path) if chunk.heading_path is not None else None,
-        "score": hit.score,
-    }
-
-
 def _print_hits(hits: list[Hit]) -> None:
     if not hits:
         out.print("no matches")
@@ -270,9 +253,9 @@ def _print_hits(hits: list[Hit]) -> None:
         if chunk.source_type == "document":
             where = f"{' › '.join(chunk.heading_path or (chunk.title,))} (updated {chunk.occurred_at:%Y-%m-%d})"
         else:
-            where = f"{chunk.source_ref}, {chunk.occurred_at:%Y-%m-%d} [{chunk.resolution_state}]"
+            where = f"{chunk.title or chunk.source_ref}, {chunk.occurred_at:%Y-%m-%d}"
             if chunk.has_unresolved_media:
-                where += " (includes an image/video not read)"
+                where += " (includes an attachment whose content was not read)"
         out.print(f"[bold]{rank}.[/bold] {chunk.source_type}: {escape(where)}  score {hit.score:.3g}")
         out.print(chunk.text, markup=False)
         out.print()
@@ -388,19 +371,67 @@ def _print_items(items: list[dict], as_json: bool, line: Callable[[dict], str], 
 
 
 @main.command()
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @db_option
 def review(as_json: bool, db: str | None) -> None:
-    """Messages flagged for a person to look at (e.g. missing from the latest export). Nothing was deleted."""
+    """Messages flagged for a person to look at (e.g. missing from the latest export; nothing was deleted),
+    and conversations forgotten on request."""
     with open_kb(db) as kb:
-        items = kb.store.review_items()
+        items = kb.review()
 
     def line(item: dict) -> str:
+        if item["message_id"] is None:
+            return (
+                f"{item['conversation']}  {item['reason']} on {str(item['flagged_at'])[:10]}: "
+                f"{item['title']!r}, {plural(int(item['messages']), 'message')}"
+            )
         who = item["sender_name"] or item["sender"] or "?"
         text = item["text"] if item["text"] is not None else "(not in the store)"
         return f"{item['conversation']}/{item['message_id']}  {item['reason']}  {who}: {text}"
 
     _print_items(items, as_json, line, "nothing to review")
+
+
+@main.command()
+@json_option
+@db_option
+def conversations(as_json: bool, db: str | None) -> None:
+    """List the conversations in the store: ref (for --conversation and forget), title, kind, messages, dates."""
+    with open_kb(db) as kb:
+        items = kb.conversations()
+
+    def line(item: dict) -> str:
+        first, last = str(item["first_message_at"] or "")[:10], str(item["last_message_at"] or "")[:10]
+        dates = first if first == last else f"{first} → {last}"
+        return f"{item['ref']}  {item['title']}  ({item['kind']}, {plural(int(item['messages']), 'message')}, {dates})"
+
+    _print_items(items, as_json, line, "no conversations in the store")
+
+
+@main.command()
+@click.argument("conversation")
+@click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
+@db_option
+def forget(conversation: str, yes: bool, db: str | None) -> None:
+    """Remove a conversation (by its ref, see `threadkeep conversations`) and everything built from it.
+
+    Nothing else ever deletes messages: a message missing from a newer export is only flagged for
+    review. The store keeps a record that the conversation was forgotten (shown by `threadkeep review`),
+    not its text. Ingesting an export that still holds the conversation adds it back.
+    """
+    with open_kb(db) as kb:
+        known = {str(item["ref"]): item for item in kb.conversations()}
+        item = known.get(conversation)
+        if item is None:
+            raise CliError(f"no conversation {conversation!r} in the store (see `threadkeep conversations`)")
+        location = kb.stats()["location"]
+        what = f"{conversation} {item['title']!r} ({plural(int(item['messages']), 'message')})"
+        if not yes:
+            click.confirm(f"Forget {what} from the store at {location}? This cannot be undone", abort=True, err=True)
+        record = kb.forget(conversation)
+    if record is None:
+        raise CliError(f"no conversation {conversation!r} in the store (see `threadkeep conversations`)")
+    click.echo(f"forgot {what}; the record of it is in `threadkeep review`")
 
 
 @main.command()

@@ -43,7 +43,8 @@ def test_another_programs_sqlite_database_is_left_alone(cli, tmp_path: Path) -> 
 
 
 @pytest.mark.parametrize(
-    "command", [["stats"], ["ask", "怎么办"], ["search", "E1024"], ["review"], ["check"]]
+    "command",
+    [["stats"], ["ask", "怎么办"], ["search", "E1024"], ["review"], ["check"], ["conversations"], ["forget", "x"]],
 )
 def test_a_mistyped_path_creates_nothing(cli, tmp_path: Path, command: list[str]) -> None:
     missing = tmp_path / "tpyo" / "team.db"

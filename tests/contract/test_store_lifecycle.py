@@ -87,3 +87,42 @@ def test_different_files_with_the_same_name_keep_apart(store_location: str, tmp_
         kb.ingest(tmp_path / "beta")
         ids = sorted(item["id"] for item in kb.store.list_documents())
         assert ids == ["README.md", "beta/README.md"]
+
+
+def test_forgetting_a_conversation_removes_it_and_leaves_a_record(store_location: str, bundle_factory) -> None:
+    from datetime import UTC, datetime
+
+    from conftest import message
+
+    bundle = bundle_factory(
+        [
+            message("a1", "u1", 0, "点了图标没反应"),
+            message("a2", "u2", 1, "结束托盘进程再打开", quotedMessageId="a1"),
+            message("b1", "u3", 0, "发票怎么开", conversation="g-2"),
+        ],
+        conversations=[{"conversationRef": "g-1", "title": "客户群", "kind": "group"}],
+    )
+    when = datetime(2026, 6, 1, 9, 30, tzinfo=UTC)
+    with KnowledgeBase.open(store_location, HashEmbedder(64)) as kb:
+        kb.ingest(bundle)
+        kb.store.flag_for_review("g-1", "a1", "missing from the latest export", when)
+        listed = {item["ref"]: item for item in kb.store.list_conversations()}
+        assert listed["g-1"]["metadata"] == {} and listed["g-1"]["title"] == "客户群"
+        record = kb.store.forget_conversation("g-1", when)
+        assert record == {
+            "conversation": "g-1",
+            "title": "客户群",
+            "source_format": "bundle",
+            "messages": 2,
+            "forgotten_at": when.isoformat(),
+        }
+        assert kb.store.forget_conversation("g-1", when) is None
+        assert [item["ref"] for item in kb.store.list_conversations()] == ["g-2"]
+        assert kb.store.load_messages("g-1") == [] and kb.store.conversation_record("g-1") is None
+        assert kb.store.review_items() == []
+        assert kb.store.forgotten_conversations() == [record]
+        assert all(hit.chunk.source_ref == "g-2" for hit in kb.search("图标 托盘 发票", k=10))
+        assert kb.check() == []
+        # The export still holds it: ingesting it again brings it back.
+        assert kb.ingest(bundle).conversations_rebuilt == 1
+        assert {item["ref"] for item in kb.store.list_conversations()} == {"g-1", "g-2"}

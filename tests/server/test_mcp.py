@@ -90,7 +90,7 @@ def test_stdio_session(setup):
             assert len(payload(await client.call_tool("list_documents", {}))["documents"]) == 3
             assert payload(await client.call_tool("stats", {}))["conversations"] == 2
 
-            assert "no chat chunk" in error_text(await client.call_tool("get_thread", {"chunk_id": "nope"}))
+            assert "unknown chunk_id" in error_text(await client.call_tool("get_thread", {"chunk_id": "nope"}))
             assert "chunk_id" in error_text(await client.call_tool("get_thread", {}))
             too_long = await client.call_tool("search", {"query": "x" * 2001})
             assert "2000" in error_text(too_long)

@@ -13,8 +13,7 @@ import threading
 from collections.abc import Iterable
 from pathlib import Path
 
-from threadkeep.api import KnowledgeBase
-from threadkeep.cli import hit_to_dict
+from threadkeep.api import KnowledgeBase, hit_to_dict
 from threadkeep.embed import Embedder
 from threadkeep.generate import Endpoint, GenerationError
 from threadkeep.readers import UnknownFormatError, format_names
@@ -196,19 +195,22 @@ class Service:
             raise ServiceError("give a chunk_id, or a conversation and a message_id")
         with self._lock, _store_errors():
             view = self.kb.thread(chunk_id=chunk_id, conversation=conversation, message_id=message_id)
+            known = chunk_id is not None and chunk_id in self.kb.store.get_chunks([chunk_id])
         if view is None:
+            if chunk_id is not None and not known:
+                raise NotFound(f"unknown chunk_id {chunk_id!r}: use one from ask or search")
             if chunk_id is not None:
-                raise NotFound(f"no chat chunk {chunk_id!r} (document chunks have no thread)")
+                raise NotFound(f"chunk {chunk_id!r} is a document section: only chat chunks have a thread")
             raise NotFound(f"no message {message_id!r} in conversation {conversation!r}")
         return view.to_dict()
 
     def conversations(self) -> dict:
         with self._lock, _store_errors():
-            return {"conversations": self.kb.store.list_conversations()}
+            return {"conversations": self.kb.conversations()}
 
     def documents(self) -> dict:
         with self._lock, _store_errors():
-            return {"documents": self.kb.store.list_documents()}
+            return {"documents": self.kb.documents()}
 
     def stats(self) -> dict:
         with self._lock, _store_errors():

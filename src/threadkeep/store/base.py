@@ -158,7 +158,8 @@ class Store(Protocol):
 
     def list_documents(self) -> list[dict[str, str]]: ...
 
-    def list_conversations(self) -> list[dict[str, object]]: ...
+    def list_conversations(self) -> list[dict[str, object]]:
+        """ref, title, kind, source_format, messages, first_message_at, last_message_at, metadata."""
 
     def forget_conversation(self, ref: str, forgotten_at: datetime) -> dict[str, object] | None:
         """Delete a conversation with its messages, threads, chunks and review flags, in one transaction,

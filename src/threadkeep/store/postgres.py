@@ -570,11 +570,11 @@ class PostgresStore:
                 "SELECT c.ref, c.title, c.kind, c.source_format, "
                 "(SELECT count(*) FROM messages m WHERE m.conversation = c.ref), "
                 "(SELECT m.sent_at FROM messages m WHERE m.conversation = c.ref ORDER BY m.sent_ts LIMIT 1), "
-                "(SELECT m.sent_at FROM messages m WHERE m.conversation = c.ref ORDER BY m.sent_ts DESC LIMIT 1) "
-                'FROM conversations c ORDER BY c.ref COLLATE "C"'
+                "(SELECT m.sent_at FROM messages m WHERE m.conversation = c.ref ORDER BY m.sent_ts DESC LIMIT 1), "
+                'c.metadata FROM conversations c ORDER BY c.ref COLLATE "C"'
             ).fetchall()
         keys = ("ref", "title", "kind", "source_format", "messages", "first_message_at", "last_message_at")
-        return [dict(zip(keys, row, strict=True)) for row in rows]
+        return [{**dict(zip(keys, row[:7], strict=True)), "metadata": row[7]} for row in rows]
 
     def forget_conversation(self, ref: str, forgotten_at: datetime) -> dict[str, object] | None:
         with self._transaction(f"chat:{ref}") as cursor:

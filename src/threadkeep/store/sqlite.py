@@ -409,11 +409,12 @@ class SQLiteStore:
 
     def list_conversations(self) -> list[dict[str, object]]:
         rows = self.db.execute(
-            "SELECT c.ref, c.title, c.kind, c.source_format, count(m.id), min(m.sent_at), max(m.sent_at) "
-            "FROM conversations c LEFT JOIN messages m ON m.conversation = c.ref GROUP BY c.ref ORDER BY c.ref"
+            "SELECT c.ref, c.title, c.kind, c.source_format, count(m.id), min(m.sent_at), max(m.sent_at), "
+            "c.metadata FROM conversations c LEFT JOIN messages m ON m.conversation = c.ref GROUP BY c.ref "
+            "ORDER BY c.ref"
         )
         keys = ("ref", "title", "kind", "source_format", "messages", "first_message_at", "last_message_at")
-        return [dict(zip(keys, row, strict=True)) for row in rows]
+        return [{**dict(zip(keys, row[:7], strict=True)), "metadata": json.loads(row[7])} for row in rows]
 
     def forget_conversation(self, ref: str, forgotten_at: datetime) -> dict[str, object] | None:
         with self._write():
