@@ -8,6 +8,7 @@ open or unconfirmed threads are labelled is decided here and nowhere else.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -23,7 +24,8 @@ MAX_PER_GROUP = 3
 EXCERPT_LINES = 4
 EXCERPT_CHARS = 160
 
-MEDIA_NOTE = "The discussion includes an image/video whose content is not included here."
+MEDIA_NOTE = "The discussion includes an attachment whose content was not read."
+MAX_NAMED_ATTACHMENTS = 5
 _TRANSCRIPT_LINE = re.compile(r"^\[(?P<when>[^\]]+)\] (?P<who>[^:]+): (?P<text>.*)$")
 
 
@@ -83,6 +85,15 @@ class Answer:
             "text": self.text,
             "generated_text": self.generated_text,
         }
+
+
+def media_note(attachments: Sequence[str]) -> str:
+    """The note on a discussion whose attachments were not read, each named as the export named it."""
+    if not attachments:
+        return MEDIA_NOTE
+    named = ", ".join(attachments[:MAX_NAMED_ATTACHMENTS]) + (", …" if len(attachments) > MAX_NAMED_ATTACHMENTS else "")
+    some = "an attachment" if len(attachments) == 1 else f"{len(attachments)} attachments"
+    return f"The discussion includes {some} whose content was not read: {named}."
 
 
 def is_relevant(hit: Hit, threshold: float = RELEVANCE_THRESHOLD) -> bool:
@@ -152,7 +163,9 @@ def build_answer(
     hits: list[Hit],
     conversation_titles: dict[str, str],
     conversation_kinds: dict[str, str] | None = None,
+    attachments: Callable[[Chunk], Sequence[str]] | None = None,
 ) -> Answer:
+    """`attachments(chunk)` names the unread attachments of a cited thread (by file name or kind)."""
     relevant = [hit for hit in hits if is_relevant(hit)]
     answer = Answer(question=question, status="answered" if relevant else "no_answer")
     for hit in relevant:
@@ -189,7 +202,9 @@ def build_answer(
                     evidence_ids=chunk.evidence_ids,
                     resolution_state=chunk.resolution_state if kind != "assistant" else None,
                     started_at=chunk.started_at,
-                    notes=(MEDIA_NOTE,) if chunk.has_unresolved_media else (),
+                    notes=(media_note(attachments(chunk) if attachments else ()),)
+                    if chunk.has_unresolved_media
+                    else (),
                 )
             )
     answer.text = render_text(answer)

@@ -18,7 +18,7 @@ from threadkeep.delta import DeltaReport, apply_delta
 from threadkeep.embed import Embedder, get_embedder
 from threadkeep.generate import Endpoint, generate
 from threadkeep.ingest import IngestReport, ProgressCallback, ingest_path
-from threadkeep.model import Conversation, Hit, Message, ReadResult, Thread
+from threadkeep.model import Chunk, Conversation, Hit, Message, ReadResult, Thread
 from threadkeep.readers import read_path
 from threadkeep.search import SearchSettings, search
 from threadkeep.store import SearchFilters, Store, open_store
@@ -31,6 +31,14 @@ def display_title(conversation: Conversation) -> str:
     title = conversation.title or conversation.ref
     project = conversation.metadata.get("cwd") if conversation.kind == "assistant" else None
     return f"{title} (in {project})" if project else title
+
+
+def attachment_name(message: Message) -> str:
+    """`[文件] 日志.zip` as exported, or the file name with its kind, or the kind alone."""
+    text = message.text.strip().splitlines()[0] if message.text.strip() else ""
+    if text.startswith(("[", "<")):
+        return text
+    return f"{text} ({message.kind})" if text else f"a {message.kind}"
 
 
 def hit_to_dict(hit: Hit) -> dict:
@@ -149,10 +157,18 @@ class KnowledgeBase:
         conversations = self._conversations_of(hits)
         titles = {ref: display_title(conversation) for ref, conversation in conversations.items()}
         kinds = {ref: conversation.kind for ref, conversation in conversations.items()}
-        answer = build_answer(question, hits, titles, kinds)
+        answer = build_answer(question, hits, titles, kinds, self._attachments)
         if endpoint is not None and answer.status == "answered":
             answer.generated_text = generate(answer, endpoint)
         return answer
+
+    def _attachments(self, chunk: Chunk) -> list[str]:
+        """The media messages of a cited chat chunk, named as the export named them."""
+        if not chunk.evidence_ids:
+            return []
+        cited = set(chunk.evidence_ids)
+        messages = self.store.load_thread(chunk.source_ref, chunk.evidence_ids[0])
+        return [attachment_name(m) for m in messages if m.id in cited and m.is_media]
 
     def thread(
         self, chunk_id: str | None = None, conversation: str | None = None, message_id: str | None = None

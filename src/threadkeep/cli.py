@@ -7,6 +7,7 @@ import json
 import shlex
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
@@ -17,9 +18,10 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from threadkeep.api import KnowledgeBase, hit_to_dict, threads_of
+from threadkeep.chunks.chat import transcript_line
 from threadkeep.generate import Endpoint, GenerationError
 from threadkeep.ingest import IngestReport
-from threadkeep.model import Hit, Message
+from threadkeep.model import Conversation, Hit, Message
 from threadkeep.readers import UnknownFormatError, format_names, read_path
 from threadkeep.store import SearchFilters, StoreError, StoreNotFound, default_location
 from threadkeep.threads import ThreadSettings
@@ -223,10 +225,15 @@ def threads(path: str, format: str | None, as_jsonl: bool, assigner: str) -> Non
 @click.option("--format", "format", type=click.Choice(format_names()), default=None, help="Force a reader.")
 @click.option("--jsonl", "as_jsonl", is_flag=True, help="Print the normalized messages, one JSON object a line.")
 def normalize(path: str, format: str | None, as_jsonl: bool) -> None:
-    """Print an export as a transcript ("> " user turns, then the reply) or as normalized messages."""
+    """Print an export as text, or as normalized messages (--jsonl).
+
+    Assistant chats are printed as a transcript ("> " user turns, then the reply), which
+    `threadkeep ingest` reads back; group and direct chats one line per message with its
+    time and speaker, under the conversation's title.
+    """
     result = read_path(path, format)
     for skip in result.skipped:
-        err.print(f"skipped {skip}", markup=False)
+        click.echo(f"skipped {skip}", err=True)
     by_conversation: dict[str, list[Message]] = {}
     for message in result.messages:
         by_conversation.setdefault(message.conversation, []).append(message)
@@ -234,7 +241,22 @@ def normalize(path: str, format: str | None, as_jsonl: bool) -> None:
         lines = [json.dumps(message_to_dict(m), ensure_ascii=False) for m in result.messages]
         click.echo("\n".join(lines))
         return
-    click.echo("\n\n".join(to_transcript(messages) for messages in by_conversation.values()))
+    conversations = {conversation.ref: conversation for conversation in result.conversations}
+    blocks = []
+    for ref, messages in by_conversation.items():
+        conversation = conversations.get(ref, Conversation(ref, ref))
+        if conversation.kind == "assistant":
+            blocks.append(to_transcript(messages).rstrip("\n"))
+        else:
+            blocks.append("\n".join([f"# {conversation.title or ref}", *map(chat_line, messages)]))
+    click.echo("\n\n".join(blocks))
+
+
+def chat_line(message: Message) -> str:
+    """`[2026-05-14 10:02] 小明: text`, later lines of a multi-line message indented under it."""
+    text = "(recalled)" if message.recalled else message.text
+    first, *rest = transcript_line(replace(message, text=text)).split("\n")
+    return "\n".join([first, *(f"    {line}" for line in rest)])
 
 
 def message_to_dict(message: Message) -> dict:
