@@ -6,6 +6,7 @@ import dataclasses
 import json
 import shlex
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -15,12 +16,12 @@ from pathlib import Path
 import click
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, Progress, TaskID, TextColumn
 
 from threadkeep.api import KnowledgeBase, hit_to_dict, threads_of
 from threadkeep.chunks.chat import transcript_line
 from threadkeep.generate import Endpoint, GenerationError
-from threadkeep.ingest import IngestReport
+from threadkeep.ingest import EMBED_SLICE, IngestReport
 from threadkeep.model import Conversation, Hit, Message
 from threadkeep.readers import UnknownFormatError, format_names, read_path
 from threadkeep.store import SearchFilters, StoreError, StoreNotFound, default_location
@@ -123,22 +124,124 @@ def main() -> None:
     """Turn chat exports and documents into a knowledge base you can ask, with every answer cited."""
 
 
-def _ingest_with_progress(kb: KnowledgeBase, path: str, format: str | None) -> IngestReport:
-    with Progress(
-        TextColumn("[progress.description]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err,
-        transient=True,
-        disable=not err.is_terminal,
-    ) as bar:
-        task = bar.add_task(f"ingesting {Path(path).name}", total=None)
+PROGRESS_UNITS = {"conversations": "messages", "documents": "documents", "embedding": "passages"}
 
-        def progress(stage: str, done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total)
 
-        return kb.ingest(path, format=format, progress=progress)
+class IngestProgress:
+    """An ingest's progress on stderr: on a terminal a live bar per stage with counts and the time
+    left; elsewhere a plain line when a stage starts and ends and every `PLAIN_EVERY` seconds."""
+
+    PLAIN_EVERY = 10.0
+
+    def __init__(self, name: str, quiet: bool = False) -> None:
+        self.name = name
+        self.quiet = quiet
+        self.stage = ""
+        self.done = self.total = 0
+        self.units_done = 0  # conversations or documents completely stored so far
+        self.started = time.monotonic()
+        self.last_line = 0.0
+        self.bar: Progress | None = None
+        self.tasks: dict[str, TaskID] = {}
+        self.stage_started: dict[str, float] = {}
+        self.embedding = (0, 0)
+
+    def __enter__(self) -> IngestProgress:
+        if not self.quiet and err.is_terminal:
+            self.bar = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                TextColumn("{task.fields[count]}"),
+                TextColumn("{task.fields[left]}"),
+                console=err,
+                transient=True,
+            )
+            self.bar.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        if stage == "embedding":
+            if done <= EMBED_SLICE:
+                self.stage_started[stage] = time.monotonic()
+            self.embedding = (done, total)
+        if stage in ("conversations", "documents"):
+            if done and stage == self.stage:
+                self.units_done += 1
+            if stage != self.stage:
+                self.started = self.stage_started[stage] = time.monotonic()
+            self.stage, self.done, self.total = stage, done, total
+        if self.quiet:
+            return
+        if self.bar is not None:
+            self._update_bar(stage, done, total)
+            return
+        now = time.monotonic()
+        first_or_last = stage != "embedding" and (done == 0 or done == total)
+        if stage == "reading" or first_or_last or now - self.last_line >= self.PLAIN_EVERY:
+            self.last_line = now
+            click.echo(self._line(stage, done, total), err=True)
+
+    def _update_bar(self, stage: str, done: int, total: int) -> None:
+        assert self.bar is not None
+        if stage not in self.tasks:
+            label = f"reading {self.name}" if stage == "reading" else stage
+            self.tasks[stage] = self.bar.add_task(label, total=total or None, count="", left="")
+            self.stage_started[stage] = time.monotonic()
+        if stage == "embedding" and done >= total:
+            self.bar.remove_task(self.tasks.pop(stage))
+            return
+        if stage != "reading" and "reading" in self.tasks:
+            self.bar.remove_task(self.tasks.pop("reading"))
+        count = f"{done:,}/{total:,} {PROGRESS_UNITS.get(stage, '')}" if total else ""
+        self.bar.update(self.tasks[stage], completed=done, total=total or None, count=count, left=self._left(stage))
+
+    def _left(self, stage: str) -> str:
+        """The time left in a stage, from its pace so far (nothing before there is a pace)."""
+        done, total = (self.done, self.total) if stage == self.stage else self.embedding
+        elapsed = time.monotonic() - self.stage_started.get(stage, self.started)
+        if not 0 < done < total or elapsed < 1:
+            return ""
+        return f"about {_duration(elapsed * (total - done) / done)} left"
+
+    def _line(self, stage: str, done: int, total: int) -> str:
+        if stage == "reading":
+            return f"ingest: reading {self.name}"
+        line = f"ingest: {stage} {done:,}/{total:,} {PROGRESS_UNITS.get(stage, '')}"
+        left = self._left(stage)
+        return f"{line}, {left}" if left else line
+
+    def kept(self) -> str:
+        """What an interrupted ingest left in the store."""
+        unit = "conversation" if self.stage == "conversations" else "document"
+        return (
+            f"stopped: {plural(self.units_done, unit)} stored completely before the interruption; "
+            "each one is all or nothing, so nothing is half written. "
+            "Run the same command again to finish (what is already stored is not redone)."
+        )
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{max(1, round(seconds))} s"
+    if seconds < 90 * 60:
+        return f"{round(seconds / 60)} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def _ingest_with_progress(kb: KnowledgeBase, path: str, format: str | None, quiet: bool = False) -> IngestReport:
+    """Ingest with progress on stderr; Ctrl-C stops between conversations (or embedding slices) and says
+    what was kept."""
+    with IngestProgress(Path(path).name, quiet) as progress:
+        try:
+            return kb.ingest(path, format=format, progress=progress)
+        except KeyboardInterrupt:
+            message = progress.kept()
+    click.echo(message, err=True)
+    sys.exit(130)
 
 
 def _print_report(report: IngestReport, skipped_to_show: int = 20) -> None:
@@ -175,11 +278,16 @@ def _print_report(report: IngestReport, skipped_to_show: int = 20) -> None:
     "--format", "format", type=click.Choice([*format_names(), "document"]), default=None, help="Force a reader."
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress on stderr (the report is still printed).")
 @db_option
-def ingest(path: str, format: str | None, as_json: bool, db: str | None) -> None:
-    """Read an export (file, folder or .zip) into the store."""
+def ingest(path: str, format: str | None, as_json: bool, quiet: bool, db: str | None) -> None:
+    """Read an export (file, folder or .zip) or documents into the store, creating the store if needed.
+
+    Only conversations whose messages changed are rebuilt; Ctrl-C keeps every conversation
+    stored so far, and running the command again finishes the rest.
+    """
     with open_kb(db, create=True) as kb:
-        report = _ingest_with_progress(kb, path, format)
+        report = _ingest_with_progress(kb, path, format, quiet)
     if as_json:
         click.echo(json.dumps(report.to_dict(), ensure_ascii=False, indent=2))
     else:

@@ -46,6 +46,8 @@ EXCHANGE_EMBED_TOKENS = 192
 DOCUMENT_ONLY_SUFFIXES = frozenset({".md", ".markdown", ".html", ".htm", ".pdf", ".docx"})
 
 ProgressCallback = Callable[[str, int, int], None]  # (stage, done, total)
+# Passages handed to the embedder at a time: progress is reported, and an interrupt lands, between slices.
+EMBED_SLICE = 64
 
 
 @dataclass(slots=True)
@@ -87,7 +89,11 @@ def merge_messages(stored: Sequence[Message], incoming: Sequence[Message]) -> li
 
 
 def _embed_missing(
-    chunks: Sequence[Chunk], known: dict[str, np.ndarray], embedder: Embedder, report: IngestReport
+    chunks: Sequence[Chunk],
+    known: dict[str, np.ndarray],
+    embedder: Embedder,
+    report: IngestReport,
+    progress: ProgressCallback | None = None,
 ) -> dict[str, np.ndarray]:
     vectors: dict[str, np.ndarray] = {}
     todo: dict[str, str] = {}
@@ -100,10 +106,13 @@ def _embed_missing(
             report.embeddings_reused += 1
         else:
             todo[key] = chunk.embedding_input
-    if todo:
-        matrix = embedder.embed_passages(list(todo.values()))
-        vectors.update(zip(todo, matrix, strict=True))
-        report.embedded += len(todo)
+    keys, texts = list(todo), list(todo.values())
+    for start in range(0, len(texts), EMBED_SLICE):
+        matrix = embedder.embed_passages(texts[start : start + EMBED_SLICE])
+        vectors.update(zip(keys[start : start + EMBED_SLICE], matrix, strict=True))
+        report.embedded += len(matrix)
+        if progress and len(texts) > EMBED_SLICE:
+            progress("embedding", min(start + EMBED_SLICE, len(texts)), len(texts))
     return vectors
 
 
@@ -114,6 +123,7 @@ def rebuild_conversation(
     embedder: Embedder,
     settings: ThreadSettings,
     report: IngestReport,
+    progress: ProgressCallback | None = None,
 ) -> bool:
     """Re-thread and re-chunk one conversation from all its messages, unless nothing changed.
 
@@ -137,7 +147,7 @@ def rebuild_conversation(
             for thread in threads
             for chunk in chunk_thread_windows(thread, by_id, embedder.count_tokens, CHAT_WINDOW_TOKENS)
         ]
-    vectors = _embed_missing(chunks, store.embeddings_for(conversation.ref), embedder, report)
+    vectors = _embed_missing(chunks, store.embeddings_for(conversation.ref), embedder, report, progress)
     store.replace_conversation(conversation, digest, messages, threads, chunks, vectors)
     report.conversations_rebuilt += 1
     report.threads += len(threads)
@@ -167,10 +177,13 @@ def ingest_result(
     conversations = {conversation.ref: conversation for conversation in result.conversations}
     report.conversations = len(by_conversation)
     done_messages = 0
+    if progress:
+        progress("conversations", 0, len(result.messages))
     for ref, incoming in by_conversation.items():
         conversation = conversations.get(ref) or Conversation(ref, ref, "group", result.format)
         stored = store.load_messages(ref) if store.conversation_record(ref) else []
-        rebuild_conversation(store, conversation, merge_messages(stored, incoming), embedder, settings, report)
+        merged = merge_messages(stored, incoming)
+        rebuild_conversation(store, conversation, merged, embedder, settings, report, progress)
         done_messages += len(incoming)
         if progress:
             progress("conversations", done_messages, len(result.messages))
@@ -200,6 +213,8 @@ def ingest_documents(
     report = IngestReport(format="document")
     root = path if path.is_dir() else path.parent
     files = list(iter_documents(path))
+    if progress:
+        progress("documents", 0, len(files))
     max_tokens = embedder.max_tokens - TOKEN_MARGIN
     seen: set[str] = set()
     for done, file in enumerate(files, start=1):
@@ -217,7 +232,7 @@ def ingest_documents(
         digest = f"{PIPELINE_VERSION}:{document.content_hash}:{document.updated_at.isoformat()}:{max_tokens}"
         if moved or store.document_hash(document.id) != digest:
             chunks = chunk_document(document, embedder.count_tokens, max_tokens=max_tokens)
-            vectors = _embed_missing(chunks, store.embeddings_for(document.id), embedder, report)
+            vectors = _embed_missing(chunks, store.embeddings_for(document.id), embedder, report, progress)
             store.replace_document(document, digest, chunks, vectors)
             report.documents_rebuilt += 1
             report.chunks += len(chunks)
@@ -249,4 +264,6 @@ def ingest_path(
     path = Path(path)
     if format == "document" or (format is None and path.exists() and is_document_input(path)):
         return ingest_documents(store, path, embedder, progress)
+    if progress:
+        progress("reading", 0, 0)
     return ingest_result(store, read_path(path, format), embedder, settings, progress)
