@@ -108,6 +108,15 @@ def require_content(kb: KnowledgeBase) -> None:
         )
 
 
+def _text_argument(value: str, name: str) -> str:
+    """A query or question as given, or read from stdin for `-`; never empty."""
+    if value == "-":
+        value = sys.stdin.read()
+    if not value.strip():
+        raise click.BadParameter(f"the {name} is empty", param_hint=name.upper())
+    return value.strip()
+
+
 def parse_now(value: str | None) -> datetime | None:
     if value is None:
         return None
@@ -118,7 +127,7 @@ def parse_now(value: str | None) -> datetime | None:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
-@click.group(cls=ThreadkeepGroup, context_settings=CONTEXT_SETTINGS)
+@click.group(name="threadkeep", cls=ThreadkeepGroup, context_settings=CONTEXT_SETTINGS)
 @click.version_option(package_name="threadkeep", message="%(prog)s %(version)s")
 def main() -> None:
     """Turn chat exports and documents into a knowledge base you can ask, with every answer cited."""
@@ -298,6 +307,7 @@ def ingest(path: str, format: str | None, as_json: bool, quiet: bool, db: str | 
 @click.argument("path", type=click.Path(exists=True))
 @click.option("--format", "format", type=click.Choice(format_names()), default=None, help="Force a reader.")
 @click.option("--jsonl", "as_jsonl", is_flag=True, help="One JSON line per message: id, thread, reply_to.")
+@click.option("--json", "as_json", is_flag=True, help="The threads as one JSON list: conversation, messages, replies.")
 @click.option(
     "--assigner",
     type=click.Choice(["learned", "rules"]),
@@ -305,11 +315,23 @@ def ingest(path: str, format: str | None, as_json: bool, quiet: bool, db: str | 
     show_default=True,
     help="The learned reply-link model or the hand-written rules.",
 )
-def threads(path: str, format: str | None, as_jsonl: bool, assigner: str) -> None:
+def threads(path: str, format: str | None, as_jsonl: bool, as_json: bool, assigner: str) -> None:
     """Reconstruct the threads of an export (no store needed)."""
     result, found = threads_of(path, format, ThreadSettings(assigner=assigner))
     for skip in result.skipped:
         err.print(f"skipped {skip}", markup=False)
+    if as_json:
+        listed = [
+            {
+                "thread": f"{thread.conversation}#{number}",
+                "conversation": thread.conversation,
+                "message_ids": list(thread.message_ids),
+                "reply_to": thread.reply_to,
+            }
+            for number, thread in enumerate(found)
+        ]
+        click.echo(json.dumps(listed, ensure_ascii=False, indent=2))
+        return
     if as_jsonl:
         lines = []
         for number, thread in enumerate(found):
@@ -393,10 +415,12 @@ def _print_hits(hits: list[Hit]) -> None:
 
 @main.command()
 @click.argument("query")
-@click.option("--k", default=5, show_default=True, help="How many chunks to return.")
-@click.option("--conversation", default=None, help="Only this conversation (its ref).")
-@click.option("--source-type", type=click.Choice(["chat", "document"]), default=None)
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--k", default=5, show_default=True, type=click.IntRange(min=1), help="How many chunks to return.")
+@click.option("--conversation", default=None, help="Only this conversation (its ref, see `threadkeep conversations`).")
+@click.option(
+    "--source-type", type=click.Choice(["chat", "document"]), default=None, help="Only chat threads or only documents."
+)
+@json_option
 @now_option
 @db_option
 def search(
@@ -408,7 +432,8 @@ def search(
     now: str | None,
     db: str | None,
 ) -> None:
-    """Search the store (dense + full text)."""
+    """Search the store for passages, best first (meaning and words both count). QUERY `-` reads stdin."""
+    query = _text_argument(query, "query")
     filters = SearchFilters(conversation=conversation, source_type=source_type)
     with open_kb(db) as kb:
         require_content(kb)
@@ -423,9 +448,9 @@ def search(
 
 @main.command()
 @click.argument("question")
-@click.option("--k", default=10, show_default=True, help="How many chunks to consider.")
-@click.option("--conversation", default=None, help="Only this conversation (its ref).")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--k", default=10, show_default=True, type=click.IntRange(min=1), help="How many chunks to consider.")
+@click.option("--conversation", default=None, help="Only this conversation (its ref, see `threadkeep conversations`).")
+@json_option
 @click.option(
     "--generate/--no-generate",
     default=True,
@@ -437,7 +462,11 @@ def search(
 def ask(
     question: str, k: int, conversation: str | None, as_json: bool, generate: bool, now: str | None, db: str | None
 ) -> None:
-    """Answer from the knowledge base: documents and chat cited separately, or an honest no-answer."""
+    """Answer from the knowledge base: documents and chat cited separately, or an honest no-answer.
+
+    QUESTION `-` reads the question from stdin.
+    """
+    question = _text_argument(question, "question")
     endpoint = Endpoint.from_environment() if generate else None
     with open_kb(db) as kb:
         require_content(kb)
@@ -454,7 +483,7 @@ def ask(
 
 
 @main.command()
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @db_option
 def stats(as_json: bool, db: str | None) -> None:
     """What the store holds."""
@@ -565,11 +594,20 @@ def forget(conversation: str, yes: bool, db: str | None) -> None:
 
 
 @main.command()
+@json_option
 @db_option
-def check(db: str | None) -> None:
-    """Verify the store: evidence ids exist, each message is in one thread, vectors match the model."""
+def check(as_json: bool, db: str | None) -> None:
+    """Verify the store: evidence ids exist, each message is in one thread, vectors match the model.
+
+    Exits with status 1 when a problem is found.
+    """
     with open_kb(db) as kb:
         problems = kb.check()
+    if as_json:
+        click.echo(json.dumps({"consistent": not problems, "problems": problems}, ensure_ascii=False, indent=2))
+        if problems:
+            sys.exit(1)
+        return
     for problem in problems:
         out.print(f"problem: {problem}", markup=False)
     if problems:
@@ -585,18 +623,23 @@ def remove(document_id: str, db: str | None) -> None:
     with open_kb(db) as kb:
         removed = kb.store.remove_document(document_id)
     if not removed:
-        raise click.ClickException(f"no document {document_id!r} in the store")
+        raise CliError(f"no document {document_id!r} in the store (see `threadkeep documents`)")
     out.print(f"removed {document_id}", markup=False)
 
 
 @main.command()
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @db_option
 def documents(as_json: bool, db: str | None) -> None:
-    """List the documents in the store."""
+    """List the documents in the store: id (for `remove`), title, last update, file."""
     with open_kb(db) as kb:
-        items = kb.store.list_documents()
-    _print_items(items, as_json, lambda item: f"{item['id']}  {item['title']}  (updated {item['updated_at'][:10]})")
+        items = kb.documents()
+    _print_items(
+        items,
+        as_json,
+        lambda item: f"{item['id']}  {item['title']}  (updated {item['updated_at'][:10]}, {item['path']})",
+        "no documents in the store",
+    )
 
 
 def sample_path(name: str) -> Path:
@@ -665,7 +708,7 @@ def demo(db: str | None) -> None:
 
 @main.command()
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (others need a token).")
-@click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535))
+@click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535), help="Port to listen on.")
 @click.option(
     "--token",
     default=None,
