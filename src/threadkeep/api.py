@@ -22,7 +22,11 @@ from threadkeep.model import Chunk, Conversation, Hit, Message, ReadResult, Thre
 from threadkeep.readers import read_path
 from threadkeep.search import SearchSettings, search
 from threadkeep.store import SearchFilters, Store, open_store
+from threadkeep.text import is_question
 from threadkeep.threads import ThreadSettings, build_threads
+
+# An example question is a single short line, so it reads as something a person would type.
+EXAMPLE_CHARS = (6, 80)
 
 
 def display_title(conversation: Conversation) -> str:
@@ -61,9 +65,15 @@ def hit_to_dict(hit: Hit) -> dict:
 
 @dataclass(frozen=True, slots=True)
 class ThreadView:
+    """A thread's messages, with `context` messages of the conversation around it when asked for.
+
+    `cited` holds the messages the citation rests on; `in_thread` those of the thread itself.
+    """
+
     conversation: str
     messages: list[Message]
     cited: frozenset[str]
+    in_thread: frozenset[str] = frozenset()
 
     def to_dict(self) -> dict:
         return {
@@ -78,6 +88,7 @@ class ThreadView:
                     "kind": m.kind,
                     "recalled": m.recalled,
                     "cited": m.id in self.cited,
+                    "in_thread": m.id in self.in_thread if self.in_thread else True,
                 }
                 for m in self.messages
             ],
@@ -132,12 +143,15 @@ class KnowledgeBase:
     ) -> list[Hit]:
         hits = search(self.store, self.embedder, query, k, filters, now, settings)
         conversations = self._conversations_of(hits)
-        return [
-            replace(hit, chunk=replace(hit.chunk, title=display_title(conversations[hit.chunk.source_ref])))
-            if hit.chunk.source_type == "chat" and hit.chunk.source_ref in conversations
-            else hit
-            for hit in hits
-        ]
+        return [self._as_shown(hit, conversations.get(hit.chunk.source_ref)) for hit in hits]
+
+    @staticmethod
+    def _as_shown(hit: Hit, conversation: Conversation | None) -> Hit:
+        """A chat hit named by its conversation's title; an assistant session claims no resolution state."""
+        if hit.chunk.source_type != "chat" or conversation is None:
+            return hit
+        state = None if conversation.kind == "assistant" else hit.chunk.resolution_state
+        return replace(hit, chunk=replace(hit.chunk, title=display_title(conversation), resolution_state=state))
 
     def _conversations_of(self, hits: list[Hit]) -> dict[str, Conversation]:
         refs = {hit.chunk.source_ref for hit in hits if hit.chunk.source_type == "chat"}
@@ -171,9 +185,14 @@ class KnowledgeBase:
         return [attachment_name(m) for m in messages if m.id in cited and m.is_media]
 
     def thread(
-        self, chunk_id: str | None = None, conversation: str | None = None, message_id: str | None = None
+        self,
+        chunk_id: str | None = None,
+        conversation: str | None = None,
+        message_id: str | None = None,
+        context: int = 0,
     ) -> ThreadView | None:
-        """The full transcript behind a chat chunk, or the thread holding a message, with cited ids marked."""
+        """The full transcript behind a chat chunk, or the thread holding a message, with cited ids marked;
+        with `context`, also that many messages of the conversation before and after the thread."""
         cited: tuple[str, ...] = ()
         if chunk_id is not None:
             chunk = self.store.get_chunks([chunk_id]).get(chunk_id)
@@ -185,7 +204,12 @@ class KnowledgeBase:
         messages = self.store.load_thread(conversation, message_id)
         if not messages:
             return None
-        return ThreadView(conversation, messages, frozenset(cited or (message_id,)))
+        thread_ids = frozenset(m.id for m in messages)
+        if context > 0:
+            everything = self.store.load_messages(conversation)
+            positions = [index for index, m in enumerate(everything) if m.id in thread_ids]
+            messages = everything[max(0, positions[0] - context) : positions[-1] + context + 1]
+        return ThreadView(conversation, messages, frozenset(cited or (message_id,)), thread_ids)
 
     def apply_delta(self, path: str | Path, settings: ThreadSettings | None = None) -> DeltaReport:
         return apply_delta(self.store, path, self.embedder, settings)
@@ -208,6 +232,34 @@ class KnowledgeBase:
 
     def documents(self) -> list[dict[str, str]]:
         return self.store.list_documents()
+
+    def overview(self, examples: int = 3, shown: int = 8) -> dict[str, object]:
+        """What a start page shows: the counts, the largest conversations, the latest documents, and a
+        few example questions, each the opening question of a resolved discussion that `ask` answers."""
+        conversations = sorted(self.conversations(), key=lambda item: -int(item["messages"]))
+        documents = sorted(self.documents(), key=lambda item: item["updated_at"], reverse=True)
+        return {
+            "stats": self.stats(),
+            "conversations": conversations[:shown],
+            "documents": documents[:shown],
+            "example_questions": self.example_questions(examples),
+        }
+
+    def example_questions(self, count: int = 3, tried: int = 8) -> list[str]:
+        """Opening questions of recent resolved discussions that get an answer (at most `tried` asked)."""
+        found: list[str] = []
+        candidates = 0
+        for chunk in self.store.recent_chat_chunks("resolved", count * 10):
+            opening = chunk.text.split("\n", 1)[0]
+            text = opening.split(": ", 1)[1].strip() if opening.startswith("[") and ": " in opening else opening
+            if not is_question(text) or not EXAMPLE_CHARS[0] <= len(text) <= EXAMPLE_CHARS[1] or text in found:
+                continue
+            candidates += 1
+            if self.ask(text).status == "answered":
+                found.append(text)
+            if len(found) == count or candidates == tried:
+                break
+        return found
 
     def forget(self, conversation: str, now: datetime | None = None) -> dict[str, object] | None:
         """Remove one conversation and everything built from it, on a person's explicit request, and

@@ -406,6 +406,8 @@ def _print_hits(hits: list[Hit]) -> None:
             where = f"{' › '.join(chunk.heading_path or (chunk.title,))} (updated {chunk.occurred_at:%Y-%m-%d})"
         else:
             where = f"{chunk.title or chunk.source_ref}, {chunk.occurred_at:%Y-%m-%d}"
+            if chunk.resolution_state:
+                where += f" [{chunk.resolution_state}]"
             if chunk.has_unresolved_media:
                 where += " (includes an attachment whose content was not read)"
         out.print(f"[bold]{rank}.[/bold] {chunk.source_type}: {escape(where)}  score {hit.score:.3g}")

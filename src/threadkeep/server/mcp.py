@@ -9,6 +9,7 @@ Built on the official `mcp` SDK (2.x, `MCPServer`). Each tool calls
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from importlib.metadata import version as package_version
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
@@ -52,7 +53,7 @@ def _call(operation: Callable[[], dict]) -> dict:
 
 
 def build_server(service: Service) -> MCPServer:
-    server = MCPServer(name="threadkeep", instructions=INSTRUCTIONS)
+    server = MCPServer(name="threadkeep", version=package_version("threadkeep"), instructions=INSTRUCTIONS)
     read_only = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
 
     @server.tool(

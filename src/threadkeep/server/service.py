@@ -27,6 +27,7 @@ MAX_REF_CHARS = 500  # conversation refs, chunk ids, message ids
 MAX_PATH_CHARS = 4_096
 MAX_FOLDER_ENTRIES = 200_000  # entries walked to check a folder for links that leave the allowed folders
 SOURCE_TYPES = ("chat", "document")
+MAX_CONTEXT = 20  # messages shown before and after a thread
 
 
 class ServiceError(Exception):
@@ -186,15 +187,21 @@ class Service:
                 return answer
 
     def thread(
-        self, chunk_id: str | None = None, conversation: str | None = None, message_id: str | None = None
+        self,
+        chunk_id: str | None = None,
+        conversation: str | None = None,
+        message_id: str | None = None,
+        context: int = 0,
     ) -> dict:
+        if isinstance(context, bool) or not isinstance(context, int) or not 0 <= context <= MAX_CONTEXT:
+            raise ServiceError(f"context must be a whole number from 0 to {MAX_CONTEXT}")
         chunk_id = check_ref(chunk_id, "chunk_id")
         conversation = check_ref(conversation, "conversation")
         message_id = check_ref(message_id, "message_id")
         if chunk_id is None and (conversation is None or message_id is None):
             raise ServiceError("give a chunk_id, or a conversation and a message_id")
         with self._lock, _store_errors():
-            view = self.kb.thread(chunk_id=chunk_id, conversation=conversation, message_id=message_id)
+            view = self.kb.thread(chunk_id=chunk_id, conversation=conversation, message_id=message_id, context=context)
             known = chunk_id is not None and chunk_id in self.kb.store.get_chunks([chunk_id])
         if view is None:
             if chunk_id is not None and not known:
@@ -215,6 +222,10 @@ class Service:
     def stats(self) -> dict:
         with self._lock, _store_errors():
             return dict(self.kb.stats())
+
+    def overview(self) -> dict:
+        with self._lock, _store_errors():
+            return self.kb.overview()
 
     def ingest(self, path: str, format: str | None = None) -> dict:
         if format is not None and format not in (*format_names(), "document"):

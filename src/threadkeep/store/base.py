@@ -182,4 +182,7 @@ class Store(Protocol):
 
     def get_chunks(self, ids: Iterable[str]) -> dict[str, Chunk]: ...
 
+    def recent_chat_chunks(self, resolution_state: str, limit: int) -> list[Chunk]:
+        """The latest chat chunks in this state, newest first (the start page's example questions)."""
+
     def stats(self) -> dict[str, object]: ...

@@ -803,6 +803,15 @@ class PostgresStore:
         with self._lock:
             return [(row[0], float(row[1])) for row in self.db.execute(statement, query_params)]
 
+    def recent_chat_chunks(self, resolution_state: str, limit: int) -> list[Chunk]:
+        with self._lock:
+            rows = self.db.execute(
+                f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE source_type = 'chat' AND resolution_state = %s "
+                "ORDER BY occurred_ts DESC LIMIT %s",
+                (resolution_state, limit),
+            ).fetchall()
+        return [chunk_from_row(row) for row in rows]
+
     def get_chunks(self, ids: Iterable[str]) -> dict[str, Chunk]:
         ids = list(dict.fromkeys(ids))
         if not ids:

@@ -576,6 +576,14 @@ class SQLiteStore:
         # bm25() is lower-is-better; negate so every candidate list is higher-is-better.
         return [(row[0], -row[1]) for row in self.db.execute(sql, params)]
 
+    def recent_chat_chunks(self, resolution_state: str, limit: int) -> list[Chunk]:
+        rows = self.db.execute(
+            f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE source_type = 'chat' AND resolution_state = ? "
+            "ORDER BY occurred_ts DESC LIMIT ?",
+            (resolution_state, limit),
+        )
+        return [chunk_from_row(row, json.loads) for row in rows]
+
     def get_chunks(self, ids: Iterable[str]) -> dict[str, Chunk]:
         ids = list(dict.fromkeys(ids))
         found: dict[str, Chunk] = {}
