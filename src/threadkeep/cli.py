@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import shlex
 import sys
 import time
@@ -281,26 +282,131 @@ def _print_report(report: IngestReport, skipped_to_show: int = 20) -> None:
         err.print(f"... and {len(report.skipped) - skipped_to_show} more skipped (see --json)")
 
 
+# Where coding assistants keep their history: (reader, variable that moves their home, default home, folder).
+HISTORY_FOLDERS = {
+    "claude_code": ("Claude Code", "CLAUDE_CONFIG_DIR", "~/.claude", "projects"),
+    "codex_cli": ("Codex CLI", "CODEX_HOME", "~/.codex", "sessions"),
+    "gemini_cli": ("Gemini CLI", None, "~/.gemini", "tmp"),
+}
+
+
+def history_folder(reader: str) -> Path:
+    """The folder a coding assistant keeps its sessions in, or a `CliError` saying where it looked."""
+    tool, variable, home, folder = HISTORY_FOLDERS[reader]
+    base = Path((variable and os.environ.get(variable)) or home).expanduser()
+    found = base / folder
+    if not found.is_dir():
+        moved = f" (set {variable} if it lives elsewhere)" if variable else ""
+        raise CliError(f"no {tool} history at {found}{moved}")
+    return found
+
+
+def _sources(path: str | None, format: str | None, tools: list[str]) -> list[tuple[str, str | None]]:
+    if path is None and not tools:
+        raise click.UsageError("give a PATH to ingest, or --claude-code / --codex / --gemini")
+    if format is not None and tools:
+        raise click.UsageError("--format applies to PATH only; the history options choose their own reader")
+    found = [(path, format)] if path is not None else []
+    return found + [(str(history_folder(reader)), reader) for reader in tools]
+
+
+def _ingest_option(flag: str, reader: str) -> Callable:
+    tool, variable, home, folder = HISTORY_FOLDERS[reader]
+    where = f"${variable}/{folder}, default {home}/{folder}" if variable else f"{home}/{folder}"
+    return click.option(flag, reader, is_flag=True, help=f"Also ingest every {tool} session ({where}).")
+
+
+@main.command()
+@click.argument("path", type=click.Path(exists=True), required=False)
+@click.option(
+    "--format", "format", type=click.Choice([*format_names(), "document"]), default=None, help="Force a reader."
+)
+@_ingest_option("--claude-code", "claude_code")
+@_ingest_option("--codex", "codex_cli")
+@_ingest_option("--gemini", "gemini_cli")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (a list with the history options).")
+@click.option("--quiet", "-q", is_flag=True, help="No progress on stderr (the report is still printed).")
+@db_option
+def ingest(
+    path: str | None,
+    format: str | None,
+    claude_code: bool,
+    codex_cli: bool,
+    gemini_cli: bool,
+    as_json: bool,
+    quiet: bool,
+    db: str | None,
+) -> None:
+    """Read an export (file, folder or .zip) or documents into the store, creating the store if needed.
+
+    Only conversations whose messages changed are rebuilt; Ctrl-C keeps every conversation
+    stored so far, and running the command again finishes the rest. --claude-code, --codex
+    and --gemini find those tools' session history where they keep it.
+    """
+    wanted = {"claude_code": claude_code, "codex_cli": codex_cli, "gemini_cli": gemini_cli}
+    tools = [reader for reader, asked in wanted.items() if asked]
+    sources = _sources(path, format, tools)
+    with open_kb(db, create=True) as kb:
+        reports = [(source, _ingest_with_progress(kb, source, reader, quiet)) for source, reader in sources]
+    if as_json:
+        if path is not None and not tools:
+            click.echo(json.dumps(reports[0][1].to_dict(), ensure_ascii=False, indent=2))
+        else:
+            listed = [{"path": source, **report.to_dict()} for source, report in reports]
+            click.echo(json.dumps(listed, ensure_ascii=False, indent=2))
+        return
+    for source, report in reports:
+        if len(reports) > 1:
+            out.print(f"{source}:", markup=False)
+        _print_report(report)
+
+
+def _signature(path: Path) -> tuple[int, float, int]:
+    """Files, latest change and total size under a path: a round with the same signature has nothing new."""
+    files = [path] if path.is_file() else [item for item in path.rglob("*") if item.is_file()]
+    stats = [item.stat() for item in files]
+    return len(stats), max((stat.st_mtime for stat in stats), default=0.0), sum(stat.st_size for stat in stats)
+
+
 @main.command()
 @click.argument("path", type=click.Path(exists=True))
 @click.option(
     "--format", "format", type=click.Choice([*format_names(), "document"]), default=None, help="Force a reader."
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-@click.option("--quiet", "-q", is_flag=True, help="No progress on stderr (the report is still printed).")
+@click.option(
+    "--every", "interval", default=60.0, show_default=True, type=click.FloatRange(min=0), help="Seconds between looks."
+)
+@click.option(
+    "--rounds", default=None, type=click.IntRange(min=1), help="Stop after this many looks (default: until Ctrl-C)."
+)
 @db_option
-def ingest(path: str, format: str | None, as_json: bool, quiet: bool, db: str | None) -> None:
-    """Read an export (file, folder or .zip) or documents into the store, creating the store if needed.
+def watch(path: str, format: str | None, interval: float, rounds: int | None, db: str | None) -> None:
+    """Keep a growing export folder ingested: look every --every seconds and ingest when files changed.
 
-    Only conversations whose messages changed are rebuilt; Ctrl-C keeps every conversation
-    stored so far, and running the command again finishes the rest.
+    Only the conversations whose messages changed are rebuilt. Ctrl-C stops between rounds or
+    between conversations; what was stored stays.
     """
+    last: tuple[int, float, int] | None = None
+    done = 0
     with open_kb(db, create=True) as kb:
-        report = _ingest_with_progress(kb, path, format, quiet)
-    if as_json:
-        click.echo(json.dumps(report.to_dict(), ensure_ascii=False, indent=2))
-    else:
-        _print_report(report)
+        location = kb.stats()["location"]
+        click.echo(f"watching {path} into {location} every {interval:g} s (Ctrl-C stops)", err=True)
+        try:
+            while rounds is None or done < rounds:
+                if done:
+                    time.sleep(interval)
+                done += 1
+                signature = _signature(Path(path))
+                if signature == last:
+                    continue
+                last = signature
+                report = _ingest_with_progress(kb, path, format, quiet=True)
+                stamp = datetime.now().astimezone().strftime("%H:%M:%S")
+                out.print(f"[{stamp}] ", end="", markup=False)
+                _print_report(report)
+        except KeyboardInterrupt:
+            click.echo("\nstopped watching; everything ingested so far is stored", err=True)
+            sys.exit(130)
 
 
 @main.command()
