@@ -448,9 +448,11 @@ def threads(path: str, format: str | None, as_jsonl: bool, as_json: bool, assign
         click.echo("\n".join(lines))
         return
     by_id = {message.id: message for message in result.messages}
+    titles = {conversation.ref: conversation.title or conversation.ref for conversation in result.conversations}
     for number, thread in enumerate(found):
         first = by_id[thread.message_ids[0]]
-        out.print(f"[bold]thread {number}[/bold] {thread.conversation} {first.sent_at:%Y-%m-%d %H:%M}")
+        title = escape(titles.get(thread.conversation, thread.conversation))
+        out.print(f"[bold]thread {number}[/bold] {title} {first.sent_at:%Y-%m-%d %H:%M}")
         for message_id in thread.message_ids:
             message = by_id[message_id]
             out.print(f"  {message.display_name}: {message.text}", markup=False)
@@ -619,8 +621,9 @@ def apply_delta(path: str, as_json: bool, db: str | None) -> None:
         return
     out.print(
         f"delta: {report.upserted} upserted, {report.recalled} recalled, {report.flagged_missing} flagged for review; "
-        f"{report.conversations_rebuilt} of {report.conversations} conversations rebuilt, {report.chunks} chunks, "
-        f"{report.embedded} embedded, {len(report.skipped)} skipped"
+        f"{report.conversations_rebuilt} of {plural(report.conversations, 'conversation')} rebuilt, "
+        f"{plural(report.chunks, 'chunk')}, {report.embedded} embedded, {len(report.skipped)} skipped",
+        markup=False,
     )
     for skip in report.skipped:
         err.print(f"skipped {skip}", markup=False)
