@@ -15,11 +15,12 @@ from pathlib import Path
 
 from threadkeep.answer import Answer, build_answer
 from threadkeep.delta import DeltaReport, apply_delta
+from threadkeep.documents import is_document
 from threadkeep.embed import Embedder, get_embedder
 from threadkeep.generate import Endpoint, generate
 from threadkeep.ingest import IngestReport, ProgressCallback, ingest_path
 from threadkeep.model import Chunk, Conversation, Hit, Message, ReadResult, Thread
-from threadkeep.readers import read_path
+from threadkeep.readers import Limits, read_path
 from threadkeep.search import SearchSettings, search
 from threadkeep.store import SearchFilters, Store, open_store
 from threadkeep.text import is_question
@@ -130,8 +131,10 @@ class KnowledgeBase:
         format: str | None = None,
         settings: ThreadSettings | None = None,
         progress: ProgressCallback | None = None,
+        limits: Limits | None = None,
     ) -> IngestReport:
-        return ingest_path(self.store, path, self.embedder, format, settings, progress)
+        """Ingest every chat export and document under `path` (file, folder or zip); see `IngestReport`."""
+        return ingest_path(self.store, path, self.embedder, format, settings, progress, limits)
 
     def search(
         self,
@@ -297,11 +300,16 @@ class KnowledgeBase:
         return problems
 
 
+def read_chats(path: str | Path, format: str | None = None, limits: Limits | None = None) -> ReadResult:
+    """The chat exports under `path` as read; documents and other files are listed in `not_read`."""
+    return read_path(path, format, limits, is_document=is_document)
+
+
 def threads_of(
-    path: str | Path, format: str | None = None, settings: ThreadSettings | None = None
+    path: str | Path, format: str | None = None, settings: ThreadSettings | None = None, limits: Limits | None = None
 ) -> tuple[ReadResult, list[Thread]]:
     """An export as read, and the threads of each of its conversations, without any store."""
-    result = read_path(path, format)
+    result = read_chats(path, format, limits)
     kinds = {conversation.ref: conversation.kind for conversation in result.conversations}
     by_conversation: dict[str, list] = {}
     for message in result.messages:

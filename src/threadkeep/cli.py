@@ -19,12 +19,12 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, Progress, TaskID, TextColumn
 
-from threadkeep.api import KnowledgeBase, hit_to_dict, threads_of
+from threadkeep.api import KnowledgeBase, hit_to_dict, read_chats, threads_of
 from threadkeep.chunks.chat import transcript_line
 from threadkeep.generate import Endpoint, GenerationError
 from threadkeep.ingest import EMBED_SLICE, IngestReport
-from threadkeep.model import Conversation, Hit, Message
-from threadkeep.readers import UnknownFormatError, format_names, read_path
+from threadkeep.model import SKIPS_SHOWN, Conversation, Hit, Message, ReadResult, Skip, summarize_skips
+from threadkeep.readers import ArchiveError, Limits, UnknownFormatError, format_names
 from threadkeep.store import SearchFilters, StoreError, StoreNotFound, default_location
 from threadkeep.threads import ThreadSettings
 from threadkeep.transcript import to_transcript
@@ -34,7 +34,7 @@ out = Console(highlight=False, soft_wrap=True, emoji=False)
 err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"]}
-LIBRARY_ERRORS = (StoreError, UnknownFormatError, FileNotFoundError, GenerationError)
+LIBRARY_ERRORS = (StoreError, UnknownFormatError, ArchiveError, FileNotFoundError, GenerationError)
 
 db_option = click.option(
     "--db",
@@ -46,6 +46,74 @@ db_option = click.option(
 )
 now_option = click.option("--now", "now", default=None, help="Fix the clock (ISO time) for time decay.")
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+
+# Exit statuses of the commands that read input (ingest, apply-delta, normalize, threads).
+EXIT_OK = 0
+EXIT_NOTHING_READ = 1  # nothing usable was read (or an error stopped the command)
+EXIT_USAGE = 2  # bad options or arguments
+EXIT_SKIPPED = 3  # --strict, and lines, records or files were skipped
+EXIT_CODES_HELP = """
+\b
+Exit status:
+  0  something was read (skips are listed, and counted by reason)
+  1  nothing usable was read (no messages, no documents; also when
+     --format matched nothing), or an error stopped the command
+  2  usage error (bad option or argument)
+  3  with --strict: read, but lines, records or files were skipped
+"""
+
+
+def _parse_size(value: str) -> int:
+    text = value.strip().upper().removesuffix("B")
+    factors = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    factor = factors.get(text[-1:], 0)
+    number = text[:-1] if factor else text
+    try:
+        amount = float(number)
+    except ValueError as error:
+        raise click.BadParameter(f"{value!r} is not a size (e.g. 500M, 2G)") from error
+    if amount <= 0:
+        raise click.BadParameter("the size must be positive")
+    return int(amount * (factor or 1 << 20))
+
+
+def _limits(max_file_size: str | None) -> Limits | None:
+    if max_file_size is None:
+        return None
+    size = _parse_size(max_file_size)
+    return Limits(max_file_bytes=size, max_zip_bytes=max(Limits().max_zip_bytes, size))
+
+
+def _skips_shown(value: str) -> int | None:
+    if value == "all":
+        return None
+    try:
+        shown = int(value)
+    except ValueError as error:
+        raise click.BadParameter(f"{value!r}: give a number or 'all'") from error
+    if shown < 0:
+        raise click.BadParameter("give a number of 0 or more, or 'all'")
+    return shown
+
+
+strict_option = click.option(
+    "--strict", is_flag=True, help="Exit with status 3 when any line, record or file was skipped."
+)
+skips_option = click.option(
+    "--skips",
+    "skips",
+    default=str(SKIPS_SHOWN),
+    show_default=True,
+    help="How many skipped items to list one by one ('all' for every one); the rest are counted by reason.",
+)
+max_file_size_option = click.option(
+    "--max-file-size",
+    "max_file_size",
+    default=None,
+    metavar="SIZE",
+    help="Largest file to read, e.g. 500M or 4G (default 1G); zips are also capped at 500,000 files, "
+    "8G unpacked, and 200:1 expansion for members over 10 MB.",
+)
 
 
 def plural(count: int, word: str, many: str | None = None) -> str:
@@ -90,7 +158,7 @@ class ThreadkeepGroup(click.Group):
             sys.exit(130)
         except LIBRARY_ERRORS as error:
             click.echo(f"error: {describe_error(error)}", err=True)
-            sys.exit(2)
+            sys.exit(EXIT_NOTHING_READ)
         sys.exit(result if isinstance(result, int) else 0)
 
 
@@ -242,44 +310,88 @@ def _duration(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
-def _ingest_with_progress(kb: KnowledgeBase, path: str, format: str | None, quiet: bool = False) -> IngestReport:
+def _ingest_with_progress(
+    kb: KnowledgeBase, path: str, format: str | None, quiet: bool = False, limits: Limits | None = None
+) -> IngestReport:
     """Ingest with progress on stderr; Ctrl-C stops between conversations (or embedding slices) and says
     what was kept."""
     with IngestProgress(Path(path).name, quiet) as progress:
         try:
-            return kb.ingest(path, format=format, progress=progress)
+            return kb.ingest(path, format=format, progress=progress, limits=limits)
         except KeyboardInterrupt:
             message = progress.kept()
     click.echo(message, err=True)
     sys.exit(130)
 
 
-def _print_report(report: IngestReport, skipped_to_show: int = 20) -> None:
-    if report.format == "document":
-        read = plural(report.documents, "document") + " read"
-        unchanged = report.documents and not report.documents_rebuilt
-        rebuilt = f"{report.documents_rebuilt} rebuilt"
-    else:
-        read = (
-            f"{plural(report.messages_read, 'message')} read in {plural(report.conversations, 'conversation')}"
+def _print_skips(what: str, skips: list[Skip], shown: int | None, reasons_shown: int = 10) -> None:
+    """Skips on stderr: the first `shown` with file and line, then all of them counted by reason."""
+    if not skips:
+        return
+    summary = summarize_skips(skips, shown)
+    for item in summary["first"]:
+        click.echo(f"{what} {Skip(item['file'], item['line'], item['reason'])}", err=True)
+    rest = summary["count"] - len(summary["first"])
+    if rest:
+        click.echo(f"... and {rest} more {what} (--skips all lists every one); all {what}, by reason:", err=True)
+        for item in summary["by_reason"][:reasons_shown]:
+            click.echo(f"  {item['count']:>7}  {item['reason']}", err=True)
+        others = sum(item["count"] for item in summary["by_reason"][reasons_shown:])
+        if others:
+            click.echo(f"  {others:>7}  (other reasons)", err=True)
+
+
+def _print_report(report: IngestReport, skips_shown: int | None = SKIPS_SHOWN) -> None:
+    chat_formats = [f"{name} {count}" for name, count in sorted(report.formats.items()) if name != "document"]
+    parts = []
+    if report.messages_read or not report.documents:
+        by_format = f" ({', '.join(chat_formats)})" if len(chat_formats) > 1 else ""
+        parts.append(
+            f"{plural(report.messages_read, 'message')} read{by_format} in "
+            f"{plural(report.conversations, 'conversation')}"
         )
-        unchanged = report.conversations and not report.conversations_rebuilt
-        rebuilt = f"{report.conversations_rebuilt} rebuilt: {plural(report.threads, 'thread')}"
-    skipped = f", {len(report.skipped)} skipped" if report.skipped else ""
-    if unchanged:
-        out.print(f"{report.format}: {read}, unchanged since the last ingest{skipped}", markup=False)
+    if report.documents:
+        parts.append(f"{plural(report.documents, 'document')} read")
+    missed = [plural(len(report.skipped), "item") + " skipped"] if report.skipped else []
+    missed += [plural(len(report.not_read), "file") + " not read"] if report.not_read else []
+    tail = f"; {', '.join(missed)}" if missed else ""
+    rebuilt = report.conversations_rebuilt + report.documents_rebuilt
+    if not rebuilt and (report.conversations or report.documents):
+        out.print(f"{report.format}: {'; '.join(parts)}, unchanged since the last ingest{tail}", markup=False)
     else:
+        made = []
+        if report.conversations:
+            made.append(f"{report.conversations_rebuilt} rebuilt: {plural(report.threads, 'thread')}")
+        if report.documents:
+            made.append(f"{plural(report.documents_rebuilt, 'document')} rebuilt")
+        made += [plural(report.chunks, "chunk"), f"{report.embedded} embedded, {report.embeddings_reused} reused"]
+        out.print(f"{report.format}: {'; '.join(parts)} ({', '.join(made)}){tail}", markup=False)
+    if report.ignored:
         out.print(
-            f"{report.format}: {read} ({rebuilt}, {plural(report.chunks, 'chunk')}, "
-            f"{report.embedded} embedded, {report.embeddings_reused} reused){skipped}",
+            "left out on purpose: " + ", ".join(f"{n} {kind}" for kind, n in sorted(report.ignored.items())),
             markup=False,
         )
-    if report.ignored:
-        out.print("left out on purpose: " + ", ".join(f"{n} {kind}" for kind, n in sorted(report.ignored.items())))
-    for skip in report.skipped[:skipped_to_show]:
-        err.print(f"skipped {skip}", markup=False)
-    if len(report.skipped) > skipped_to_show:
-        err.print(f"... and {len(report.skipped) - skipped_to_show} more skipped (see --json)")
+    _print_skips("skipped", report.skipped, skips_shown)
+    _print_skips("not read", report.not_read, skips_shown)
+
+
+def _exit_status(read_anything: bool, skipped: int, strict: bool) -> int:
+    if not read_anything:
+        return EXIT_NOTHING_READ
+    if strict and skipped:
+        return EXIT_SKIPPED
+    return EXIT_OK
+
+
+def _finish(path: str, read_anything: bool, skipped: int, strict: bool, format: str | None = None) -> None:
+    status = _exit_status(read_anything, skipped, strict)
+    if status == EXIT_NOTHING_READ:
+        forced = f" with --format {format}" if format else ""
+        click.echo(f"error: nothing usable was read from {path}{forced} (see above for why)", err=True)
+    elif status == EXIT_SKIPPED:
+        click.echo(f"error: --strict, and {plural(skipped, 'item')} were skipped", err=True)
+    if status:
+        sys.exit(status)
 
 
 # Where coding assistants keep their history: (reader, variable that moves their home, default home, folder).
@@ -316,16 +428,23 @@ def _ingest_option(flag: str, reader: str) -> Callable:
     return click.option(flag, reader, is_flag=True, help=f"Also ingest every {tool} session ({where}).")
 
 
-@main.command()
+@main.command(epilog=EXIT_CODES_HELP)
 @click.argument("path", type=click.Path(exists=True), required=False)
 @click.option(
-    "--format", "format", type=click.Choice([*format_names(), "document"]), default=None, help="Force a reader."
+    "--format",
+    "format",
+    type=click.Choice([*format_names(), "document"]),
+    default=None,
+    help="Read the whole PATH with this reader only (document: documents only).",
 )
 @_ingest_option("--claude-code", "claude_code")
 @_ingest_option("--codex", "codex_cli")
 @_ingest_option("--gemini", "gemini_cli")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (a list with the history options).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress on stderr (the report is still printed).")
+@strict_option
+@skips_option
+@max_file_size_option
 @db_option
 def ingest(
     path: str | None,
@@ -335,9 +454,17 @@ def ingest(
     gemini_cli: bool,
     as_json: bool,
     quiet: bool,
+    strict: bool,
+    skips: str,
+    max_file_size: str | None,
     db: str | None,
 ) -> None:
-    """Read an export (file, folder or .zip) or documents into the store, creating the store if needed.
+    """Read chat exports and documents (a file, a folder, or a .zip) into the store, creating the
+    store if needed.
+
+    A folder is read file by file: each export goes to its reader (a folder that is one
+    export, like a Slack workspace, is read whole), documents are read as documents, and
+    every file not read is listed with the reason.
 
     Only conversations whose messages changed are rebuilt; Ctrl-C keeps every conversation
     stored so far, and running the command again finishes the rest. --claude-code, --codex
@@ -346,19 +473,23 @@ def ingest(
     wanted = {"claude_code": claude_code, "codex_cli": codex_cli, "gemini_cli": gemini_cli}
     tools = [reader for reader, asked in wanted.items() if asked]
     sources = _sources(path, format, tools)
+    shown = _skips_shown(skips)
+    limits = _limits(max_file_size)
     with open_kb(db, create=True) as kb:
-        reports = [(source, _ingest_with_progress(kb, source, reader, quiet)) for source, reader in sources]
+        reports = [(source, _ingest_with_progress(kb, source, reader, quiet, limits)) for source, reader in sources]
     if as_json:
         if path is not None and not tools:
-            click.echo(json.dumps(reports[0][1].to_dict(), ensure_ascii=False, indent=2))
+            click.echo(json.dumps(reports[0][1].to_dict(shown), ensure_ascii=False, indent=2))
         else:
-            listed = [{"path": source, **report.to_dict()} for source, report in reports]
+            listed = [{"path": source, **report.to_dict(shown)} for source, report in reports]
             click.echo(json.dumps(listed, ensure_ascii=False, indent=2))
-        return
+    else:
+        for source, report in reports:
+            if len(reports) > 1:
+                out.print(f"{source}:", markup=False)
+            _print_report(report, shown)
     for source, report in reports:
-        if len(reports) > 1:
-            out.print(f"{source}:", markup=False)
-        _print_report(report)
+        _finish(source, report.read_anything, len(report.skipped) + len(report.not_read), strict, format)
 
 
 def _signature(path: Path) -> tuple[int, float, int]:
@@ -409,7 +540,7 @@ def watch(path: str, format: str | None, interval: float, rounds: int | None, db
             sys.exit(130)
 
 
-@main.command()
+@main.command(epilog=EXIT_CODES_HELP)
 @click.argument("path", type=click.Path(exists=True))
 @click.option("--format", "format", type=click.Choice(format_names()), default=None, help="Force a reader.")
 @click.option("--jsonl", "as_jsonl", is_flag=True, help="One JSON line per message: id, thread, reply_to.")
@@ -421,11 +552,15 @@ def watch(path: str, format: str | None, interval: float, rounds: int | None, db
     show_default=True,
     help="The learned reply-link model or the hand-written rules.",
 )
-def threads(path: str, format: str | None, as_jsonl: bool, as_json: bool, assigner: str) -> None:
+@strict_option
+@skips_option
+def threads(
+    path: str, format: str | None, as_jsonl: bool, as_json: bool, assigner: str, strict: bool, skips: str
+) -> None:
     """Reconstruct the threads of an export (no store needed)."""
+    shown = _skips_shown(skips)
     result, found = threads_of(path, format, ThreadSettings(assigner=assigner))
-    for skip in result.skipped:
-        err.print(f"skipped {skip}", markup=False)
+    _report_read(path, result, shown, strict, format)
     if as_json:
         listed = [
             {
@@ -458,20 +593,22 @@ def threads(path: str, format: str | None, as_jsonl: bool, as_json: bool, assign
             out.print(f"  {message.display_name}: {message.text}", markup=False)
 
 
-@main.command()
+@main.command(epilog=EXIT_CODES_HELP)
 @click.argument("path", type=click.Path(exists=True))
 @click.option("--format", "format", type=click.Choice(format_names()), default=None, help="Force a reader.")
 @click.option("--jsonl", "as_jsonl", is_flag=True, help="Print the normalized messages, one JSON object a line.")
-def normalize(path: str, format: str | None, as_jsonl: bool) -> None:
+@strict_option
+@skips_option
+def normalize(path: str, format: str | None, as_jsonl: bool, strict: bool, skips: str) -> None:
     """Print an export as text, or as normalized messages (--jsonl).
 
     Assistant chats are printed as a transcript ("> " user turns, then the reply), which
     `threadkeep ingest` reads back; group and direct chats one line per message with its
     time and speaker, under the conversation's title.
     """
-    result = read_path(path, format)
-    for skip in result.skipped:
-        click.echo(f"skipped {skip}", err=True)
+    shown = _skips_shown(skips)
+    result = read_chats(path, format)
+    _report_read(path, result, shown, strict, format)
     by_conversation: dict[str, list[Message]] = {}
     for message in result.messages:
         by_conversation.setdefault(message.conversation, []).append(message)
@@ -488,6 +625,13 @@ def normalize(path: str, format: str | None, as_jsonl: bool) -> None:
         else:
             blocks.append("\n".join([f"# {conversation.title or ref}", *map(chat_line, messages)]))
     click.echo("\n\n".join(blocks))
+
+
+def _report_read(path: str, result: ReadResult, shown: int | None, strict: bool, format: str | None) -> None:
+    """Skips and files not read on stderr; exit now when nothing was read or --strict was broken."""
+    _print_skips("skipped", result.skipped, shown)
+    _print_skips("not read", result.not_read, shown)
+    _finish(path, bool(result.messages), len(result.skipped) + len(result.not_read), strict, format)
 
 
 def chat_line(message: Message) -> str:
@@ -608,25 +752,38 @@ def stats(as_json: bool, db: str | None) -> None:
         click.echo(f"the store at {figures['location']} is empty: add data with `threadkeep ingest PATH`")
 
 
-@main.command("apply-delta")
+@main.command("apply-delta", epilog=EXIT_CODES_HELP.replace("no messages, no documents", "no operation applied"))
 @click.argument("path", type=click.Path(exists=True))
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@strict_option
+@skips_option
 @db_option
-def apply_delta(path: str, as_json: bool, db: str | None) -> None:
-    """Apply a delta.jsonl (upsert / recalled / missing); rebuild only the conversations it touches."""
+def apply_delta(path: str, as_json: bool, strict: bool, skips: str, db: str | None) -> None:
+    """Apply a delta.jsonl (upsert / recalled / missing); rebuild only the conversations it touches.
+
+    All or nothing per conversation: a conversation named by a line that cannot be used is left
+    unchanged (every conversation, when the line names none), and the command exits with status 1.
+    """
+    shown = _skips_shown(skips)
     with open_kb(db) as kb:
         report = kb.apply_delta(path)
     if as_json:
-        click.echo(json.dumps(report.to_dict(), ensure_ascii=False, indent=2))
-        return
-    out.print(
-        f"delta: {report.upserted} upserted, {report.recalled} recalled, {report.flagged_missing} flagged for review; "
-        f"{report.conversations_rebuilt} of {plural(report.conversations, 'conversation')} rebuilt, "
-        f"{plural(report.chunks, 'chunk')}, {report.embedded} embedded, {len(report.skipped)} skipped",
-        markup=False,
-    )
-    for skip in report.skipped:
-        err.print(f"skipped {skip}", markup=False)
+        click.echo(json.dumps(report.to_dict(shown), ensure_ascii=False, indent=2))
+    else:
+        out.print(
+            f"delta: {report.upserted} upserted, {report.recalled} recalled, {report.flagged_missing} flagged for "
+            f"review; {report.conversations_rebuilt} of {plural(report.conversations, 'conversation')} rebuilt, "
+            f"{plural(report.chunks, 'chunk')}, {report.embedded} embedded, {len(report.skipped)} skipped",
+            markup=False,
+        )
+        _print_skips("skipped", report.skipped, shown)
+        _print_skips("error", report.rejected, shown)
+    if report.rejected:
+        left = "no conversation was changed" if report.refused_all else f"left unchanged: {', '.join(report.refused)}"
+        click.echo(f"error: {len(report.rejected)} delta lines could not be applied; {left}", err=True)
+        sys.exit(1)
+    applied = report.upserted + report.recalled + report.flagged_missing
+    _finish(path, applied > 0, len(report.skipped), strict)
 
 
 def _print_items(items: list[dict], as_json: bool, line: Callable[[dict], str], empty: str = "") -> None:
@@ -799,7 +956,7 @@ def demo(db: str | None) -> None:
                 "threadkeep demo --db demo.db"
             )
         out.print(f"[bold]Ingesting the sample support group[/bold] into {escape(location)}")
-        _print_report(_ingest_with_progress(kb, str(sample_path("support_group")), None))
+        _print_report(_ingest_with_progress(kb, str(sample_path("support_group")), "bundle"))
         out.print("[bold]Ingesting the sample product documents[/bold]")
         _print_report(_ingest_with_progress(kb, str(sample_path("docs")), None))
         questions = json.loads((sample_path("support_group") / "questions.json").read_text(encoding="utf-8"))
