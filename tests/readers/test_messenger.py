@@ -55,7 +55,8 @@ def test_group_events_and_bad_records_from_the_whole_export():
         ("Ana Lima", False, "Saturday 9:00 at the gym?"),
     ]
     assert [str(skip) for skip in result.skipped] == [
-        f"{GROUP / 'message_1.json'}: message 2: timestamp_ms is str, expected epoch milliseconds"
+        f"{(GROUP / 'message_1.json').relative_to(FIXTURES).as_posix()}: "
+        "message 2: timestamp_ms is str, expected epoch milliseconds"
     ]
 
 

@@ -61,7 +61,8 @@ def test_stdio_session(setup):
                 assert tool.description and len(tool.description) > 60, tool.name
             assert "computed by the server" in tools["ask"].description
             assert "as given" in tools["ask"].description
-            assert str(setup["allowed"]) in tools["ingest"].description
+            assert "'allowed'" in tools["ingest"].description  # the folder's name, not where it is
+            assert str(setup["allowed"]) not in tools["ingest"].description
             assert tools["search"].input_schema["properties"]["query"]["maxLength"] == 2000
             assert tools["search"].annotations.read_only_hint is True
 
@@ -89,7 +90,8 @@ def test_stdio_session(setup):
             conversations = payload(await client.call_tool("list_conversations", {}))["conversations"]
             assert {c["ref"] for c in conversations} == {"yunshu-support-1", "yunshu-support-2"}
             assert len(payload(await client.call_tool("list_documents", {}))["documents"]) == 3
-            assert payload(await client.call_tool("stats", {}))["conversations"] == 2
+            stats = payload(await client.call_tool("stats", {}))
+            assert stats["conversations"] == 2 and stats["location"] == setup["db"].name
 
             assert "unknown chunk_id" in error_text(await client.call_tool("get_thread", {"chunk_id": "nope"}))
             assert "chunk_id" in error_text(await client.call_tool("get_thread", {}))

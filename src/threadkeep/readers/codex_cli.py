@@ -295,7 +295,7 @@ class _Rollout:
             self.item_ids.setdefault((role, text.strip()), []).append(own_id)
 
     def _item(self, payload: dict[str, Any], sent_at: datetime | None, number: int | None) -> None:
-        kind = payload.get("type")
+        kind = payload.get("type") if isinstance(payload.get("type"), str) else None
         if kind == "message":
             self._message(payload, sent_at, number)
         elif kind in TOOL_CALLS:
@@ -311,8 +311,9 @@ class _Rollout:
         elif kind in TOOL_OUTPUTS:
             self.result.ignore(str(kind))
             output = _output_text(payload.get("output"))
+            call_id = payload.get("call_id")
             for calls in (self.calls, self.event_calls):
-                owner = calls.get(payload.get("call_id"))
+                owner = calls.get(call_id) if isinstance(call_id, str) else None
                 if owner is not None:
                     owner.add_output(output)
         else:
@@ -365,7 +366,7 @@ class _Rollout:
         if kind == "agent_message":
             self._step(self.event_drafts, sent_at).add(text)
             return
-        if payload.get("kind") in CONTEXT_KINDS or _is_context(text):
+        if str(payload.get("kind")) in CONTEXT_KINDS or _is_context(text):
             self.result.ignore("context message")
             return
         draft = Draft(id="", role="user", sent_at=sent_at)
