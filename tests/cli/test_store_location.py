@@ -114,3 +114,19 @@ def test_documents_ingested_again_after_the_demo_are_the_same_documents(cli, tmp
     answer = json.loads(cli("ask", "E1024 文件名 怎么解决", "--json").output)
     cited = [citation["chunk_id"] for citation in answer["groups"]["documents"]]
     assert len(cited) == len(set(cited))
+
+
+@pytest.mark.parametrize("command", [["serve"], ["mcp"]])
+def test_servers_without_ingest_folders_do_not_create_a_store(cli, tmp_path: Path, command: list[str]) -> None:
+    missing = tmp_path / "tpyo" / "team.db"
+    result = cli(*command, "--db", str(missing))
+    assert result.exit_code != 0 and f"there is no store at {missing}" in result.stderr
+    assert not missing.parent.exists()
+
+
+def test_a_server_that_may_ingest_creates_its_store(tmp_path: Path) -> None:
+    from threadkeep.server.service import IngestRoots, Service
+
+    location = tmp_path / "new.db"
+    Service.open(str(location), IngestRoots([tmp_path]), embedder="hash-64", create=True).close()
+    assert location.exists()

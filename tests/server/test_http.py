@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 from fastapi.testclient import TestClient
 
+from threadkeep.api import KnowledgeBase
 from threadkeep.cli import main
 from threadkeep.generate import Endpoint
 from threadkeep.server.http import MAX_BODY_BYTES, ConfigError, check_binding, create_app, is_loopback
@@ -288,6 +289,7 @@ def test_live_server_on_all_addresses_requires_the_token(tmp_path):
     port = free_port()
     env = {**os.environ, "THREADKEEP_EMBEDDER": "hash-64", "THREADKEEP_TOKEN": TOKEN}
     command = [sys.executable, "-m", "threadkeep.cli", "serve", "--host", "0.0.0.0", "--port", str(port)]
+    KnowledgeBase.open(tmp_path / "kb.db").close()  # serve opens an existing store (no ingest folders)
     server = subprocess.Popen(
         [*command, "--db", str(tmp_path / "kb.db")], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
     )

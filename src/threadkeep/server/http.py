@@ -317,7 +317,8 @@ def serve(
 
     check_binding(host, token)
     roots = IngestRoots.from_env(INGEST_ROOTS_ENV) if ingest_roots is None else IngestRoots(ingest_roots)
-    service = Service.open(db, roots, endpoint=Endpoint.from_environment())
+    # A new store only when the server can fill it: a mistyped --db must not serve an empty one.
+    service = Service.open(db, roots, endpoint=Endpoint.from_environment(), create=bool(roots))
     try:
         app = create_app(service, token)
         uvicorn.run(

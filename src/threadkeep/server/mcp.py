@@ -167,7 +167,8 @@ def run(db: str | None = None, ingest_roots: Sequence[str] | None = None) -> Non
     `ingest_roots` None reads THREADKEEP_MCP_INGEST_ROOTS (a path-separated list).
     """
     roots = IngestRoots.from_env(INGEST_ROOTS_ENV) if ingest_roots is None else IngestRoots(ingest_roots)
-    service = Service.open(db, roots)
+    # A new store only when the ingest tool can fill it: a mistyped --db must not serve an empty one.
+    service = Service.open(db, roots, create=bool(roots))
     try:
         build_server(service).run("stdio")
     finally:

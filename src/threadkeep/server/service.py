@@ -184,8 +184,10 @@ class Service:
         ingest_roots: IngestRoots | None = None,
         embedder: Embedder | str | None = None,
         endpoint: Endpoint | None = None,
+        create: bool = True,
     ) -> Service:
-        return cls(KnowledgeBase.open(db, embedder), ingest_roots, endpoint)
+        """`create` False: a missing store is `StoreNotFound` rather than a new, empty one."""
+        return cls(KnowledgeBase.open(db, embedder, create=create), ingest_roots, endpoint)
 
     def close(self) -> None:
         self._worker.close()
