@@ -363,7 +363,8 @@ def _print_report(report: IngestReport, skips_shown: int | None = SKIPS_SHOWN) -
         if report.conversations:
             made.append(f"{report.conversations_rebuilt} rebuilt: {plural(report.threads, 'thread')}")
         if report.documents:
-            made.append(f"{plural(report.documents_rebuilt, 'document')} rebuilt")
+            rebuilt_documents = plural(report.documents_rebuilt, "document") if report.conversations else None
+            made.append(f"{rebuilt_documents or report.documents_rebuilt} rebuilt")
         made += [plural(report.chunks, "chunk"), f"{report.embedded} embedded, {report.embeddings_reused} reused"]
         out.print(f"{report.format}: {'; '.join(parts)} ({', '.join(made)}){tail}", markup=False)
     if report.ignored:
