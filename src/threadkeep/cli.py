@@ -675,6 +675,12 @@ def _print_hits(hits: list[Hit]) -> None:
 @click.option(
     "--source-type", type=click.Choice(["chat", "document"]), default=None, help="Only chat threads or only documents."
 )
+@click.option(
+    "--per-source",
+    type=click.IntRange(1, 50),
+    default=None,
+    help="Up to N document sections and N chat threads, interleaved (instead of the overall best --k).",
+)
 @json_option
 @now_option
 @db_option
@@ -683,6 +689,7 @@ def search(
     k: int,
     conversation: str | None,
     source_type: str | None,
+    per_source: int | None,
     as_json: bool,
     now: str | None,
     db: str | None,
@@ -692,7 +699,7 @@ def search(
     filters = SearchFilters(conversation=conversation, source_type=source_type)
     with open_kb(db) as kb:
         require_content(kb)
-        hits = kb.search(query, k=k, filters=filters, now=parse_now(now))
+        hits = kb.search(query, k=k, filters=filters, now=parse_now(now), per_source=per_source)
     if as_json:
         click.echo(
             json.dumps({"query": query, "hits": [hit_to_dict(hit) for hit in hits]}, ensure_ascii=False, indent=2)
@@ -712,12 +719,25 @@ def search(
     show_default=True,
     help="Word the answer with THREADKEEP_LLM_BASE_URL / THREADKEEP_LLM_MODEL when they are set.",
 )
+@click.option(
+    "--show-nearest",
+    is_flag=True,
+    help="Also list the closest passages not cited, labelled 'Not an answer' (a refusal always lists them).",
+)
 @now_option
 @db_option
 def ask(
-    question: str, k: int, conversation: str | None, as_json: bool, generate: bool, now: str | None, db: str | None
+    question: str,
+    k: int,
+    conversation: str | None,
+    as_json: bool,
+    generate: bool,
+    show_nearest: bool,
+    now: str | None,
+    db: str | None,
 ) -> None:
-    """Answer from the knowledge base: documents and chat cited separately, or an honest no-answer.
+    """Answer from the knowledge base: documents and chat cited separately, or an honest no-answer with the
+    reason and the closest passages, labelled as not an answer.
 
     QUESTION `-` reads the question from stdin.
     """
@@ -726,7 +746,12 @@ def ask(
     with open_kb(db) as kb:
         require_content(kb)
         answer = kb.ask(
-            question, k=k, filters=SearchFilters(conversation=conversation), now=parse_now(now), endpoint=endpoint
+            question,
+            k=k,
+            filters=SearchFilters(conversation=conversation),
+            now=parse_now(now),
+            endpoint=endpoint,
+            show_nearest=show_nearest,
         )
     if as_json:
         click.echo(json.dumps(answer.to_dict(), ensure_ascii=False, indent=2))

@@ -354,5 +354,5 @@ def ingest_path(
 ) -> IngestReport:
     """Ingest every chat export and document in a file, folder or zip (`format` forces one reader,
     `"document"` documents only); files no reader takes are listed in the report's `not_read`."""
-    with plan_path(path, format, is_document, limits) as plan:
+    with plan_path(path, format, is_document, limits, relative=True) as plan:
         return ingest_plan(store, plan, embedder, settings, progress)

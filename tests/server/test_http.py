@@ -138,6 +138,14 @@ def test_search_with_filters(client):
     assert_error(client.get("/api/search", params={"q": "x", "source_type": "email"}), 422, "source_type")
 
 
+def test_search_per_source_interleaves_documents_and_chat(client):
+    hits = client.get("/api/search", params={"q": "点图标没反应", "per_source": 2}).json()["hits"]
+    kinds = [hit["source_type"] for hit in hits]
+    assert sorted(kinds) == ["chat", "chat", "document", "document"] and kinds[0] != kinds[1]
+    assert {"chunk_id", "source_type", "title", "text", "occurred_at", "score"} <= set(hits[0])
+    assert_error(client.get("/api/search", params={"q": "x", "per_source": 0}), 422, "per_source")
+
+
 def check_grouped_answer(answer: dict) -> None:
     assert answer["status"] == "answered"
     groups = answer["groups"]
@@ -166,6 +174,13 @@ def test_ask_refuses_off_topic_questions(client):
     assert answer["status"] == "no_answer"
     assert answer["groups"] == {"documents": [], "chat": []}
     assert answer["text"].startswith("No answer")
+    assert answer["reason"] and answer["reason"] in answer["text"]
+    assert answer["nearest"] and all(c["label"].startswith("Not an answer:") for c in answer["nearest"])
+
+
+def test_an_error_code_the_store_never_mentions_is_refused_by_name(client):
+    answer = client.get("/api/ask", params={"q": "报错 E4242 怎么办"}).json()
+    assert answer["status"] == "no_answer" and "E4242" in answer["reason"]
 
 
 def test_thread_by_chunk_and_by_message(client):

@@ -78,6 +78,10 @@ def test_stdio_session(setup):
             assert answer["groups"]["documents"] and answer["groups"]["chat"]
             citation = answer["groups"]["chat"][0]
             assert citation["date"].startswith("2026-") and citation["label"]
+            assert "text" not in answer  # each excerpt once: the citations carry them
+            serialized = json.dumps(answer, ensure_ascii=False)
+            assert all(serialized.count(json.dumps(c["excerpt"], ensure_ascii=False)[1:-1]) == 1 for c in [citation])
+            assert "nearest" in tools["ask"].description and "Not an answer" in tools["ask"].description
 
             thread = payload(await client.call_tool("get_thread", {"chunk_id": citation["chunk_id"]}))
             assert [m["id"] for m in thread["messages"] if m["cited"]] == citation["evidence_ids"]
@@ -86,6 +90,7 @@ def test_stdio_session(setup):
 
             refused = payload(await client.call_tool("ask", {"question": OFF_TOPIC_QUESTION}))
             assert refused["status"] == "no_answer" and refused["groups"] == {"documents": [], "chat": []}
+            assert refused["reason"] and all(c["label"].startswith("Not an answer:") for c in refused["nearest"])
 
             conversations = payload(await client.call_tool("list_conversations", {}))["conversations"]
             assert {c["ref"] for c in conversations} == {"yunshu-support-1", "yunshu-support-2"}

@@ -174,8 +174,8 @@ class _Rollout:
         self.event_drafts: list[Draft] = []
         self.has_user_events = False
         # Tool calls by call id, in each stream, so their output lands with the call.
-        self.calls: dict[Any, Draft] = {}
-        self.event_calls: dict[Any, Draft] = {}
+        self.calls: dict[str, Draft] = {}
+        self.event_calls: dict[str, Draft] = {}
 
     def skip(self, line: int | None, reason: str) -> None:
         self.result.skipped.append(Skip(self.file, line, reason))
@@ -295,8 +295,10 @@ class _Rollout:
             self.item_ids.setdefault((role, text.strip()), []).append(own_id)
 
     def _item(self, payload: dict[str, Any], sent_at: datetime | None, number: int | None) -> None:
-        kind = payload.get("type") if isinstance(payload.get("type"), str) else None
-        if kind == "message":
+        kind = payload.get("type")
+        if not isinstance(kind, str):
+            self.result.ignore("untyped item")
+        elif kind == "message":
             self._message(payload, sent_at, number)
         elif kind in TOOL_CALLS:
             line = _call_line(payload)
@@ -317,8 +319,7 @@ class _Rollout:
                 if owner is not None:
                     owner.add_output(output)
         else:
-            # reasoning, ghost snapshots...
-            self.result.ignore(str(kind) if isinstance(kind, str) else "untyped item")
+            self.result.ignore(kind)  # reasoning, ghost snapshots...
 
     def _message(self, payload: dict[str, Any], sent_at: datetime | None, number: int | None) -> None:
         role = payload.get("role")

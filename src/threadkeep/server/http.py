@@ -256,8 +256,12 @@ def create_app(service: Service, token: str | None = None) -> FastAPI:
         k: Annotated[int, Query(ge=1, le=MAX_K)] = DEFAULT_SEARCH_K,
         conversation: Ref = None,
         source_type: Literal["chat", "document"] | None = None,
+        per_source: Annotated[
+            int | None,
+            Query(ge=1, le=MAX_K, description="Up to this many document sections and chat threads, interleaved."),
+        ] = None,
     ) -> dict[str, Any]:
-        return service.search(query, k, conversation, source_type)
+        return service.search(query, k, conversation, source_type, per_source)
 
     @app.get("/api/ask", summary="A grouped, cited answer (or an honest no_answer)")
     def ask_get(

@@ -161,9 +161,9 @@ def check_ref(value: str | None, name: str) -> str | None:
     return value
 
 
-def check_k(k: int) -> int:
+def check_k(k: int, name: str = "k") -> int:
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
-        raise ServiceError(f"k must be a whole number from 1 to {MAX_K}")
+        raise ServiceError(f"{name} must be a whole number from 1 to {MAX_K}")
     return k
 
 
@@ -204,16 +204,24 @@ class Service:
         return _StoreErrors(self.public_text)
 
     def search(
-        self, query: str, k: int = DEFAULT_SEARCH_K, conversation: str | None = None, source_type: str | None = None
+        self,
+        query: str,
+        k: int = DEFAULT_SEARCH_K,
+        conversation: str | None = None,
+        source_type: str | None = None,
+        per_source: int | None = None,
     ) -> dict:
+        """The best `k` hits; with `per_source`, up to that many document sections and chat threads, interleaved."""
         query = check_text(query, "query")
         k = check_k(k)
+        if per_source is not None:
+            per_source = check_k(per_source, "per_source")
         conversation = check_ref(conversation, "conversation")
         if source_type is not None and source_type not in SOURCE_TYPES:
             raise ServiceError(f"source_type must be one of {', '.join(SOURCE_TYPES)}")
         filters = SearchFilters(conversation=conversation, source_type=source_type)
         with self._lock, self._errors():
-            hits = self.kb.search(query, k=k, filters=filters)
+            hits = self.kb.search(query, k=k, filters=filters, per_source=per_source)
         return {"query": query, "hits": [hit_to_dict(hit) for hit in hits]}
 
     def ask(self, question: str, k: int = DEFAULT_ASK_K, conversation: str | None = None) -> dict:
