@@ -90,6 +90,7 @@ def test_assistant_citations_carry_no_resolution_claim() -> None:
     from datetime import UTC, datetime
 
     from threadkeep.answer import build_answer
+    from threadkeep.answerability import Assessment
     from threadkeep.model import Chunk, Hit
 
     chunk = Chunk(
@@ -103,10 +104,11 @@ def test_assistant_citations_carry_no_resolution_claim() -> None:
         resolution_state="workaround",
     )
     hit = Hit(chunk, 1.0, dense_score=0.95)
-    answer = build_answer("why does CI fail", [hit], {"s": "Fix CI"}, {"s": "assistant"})
+    answerable = Assessment(True)
+    answer = build_answer("why does CI fail", [hit], {"s": "Fix CI"}, answerable, conversation_kinds={"s": "assistant"})
     [citation] = answer.chat
     assert citation.label == "From the assistant session Fix CI on 2025-11-30"
     assert citation.resolution_state is None
     assert "unconfirmed" not in answer.text and "Suggested" not in answer.text
-    group = build_answer("why does CI fail", [hit], {"s": "#dev"})
+    group = build_answer("why does CI fail", [hit], {"s": "#dev"}, answerable)
     assert "unconfirmed" in group.chat[0].label

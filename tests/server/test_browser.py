@@ -88,6 +88,9 @@ def test_ask_and_open_a_cited_thread(server, driver, tmp_path):
     box.send_keys(ASK_QUESTION)
     driver.find_element(By.ID, "ask-button").click()
     wait.until(seen.presence_of_element_located((By.CSS_SELECTOR, "#answer[data-status='answered']")))
+    driver.execute_script("return fetch('/api/overview')")  # let a late start page arrive: it must stay hidden
+    WebDriverWait(driver, 30).until(lambda _: driver.execute_script("return document.readyState") == "complete")
+    assert not driver.find_element(By.ID, "start").is_displayed()
 
     documents = driver.find_elements(By.CSS_SELECTOR, "#group-documents .citation")
     chats = driver.find_elements(By.CSS_SELECTOR, "#group-chat .citation")

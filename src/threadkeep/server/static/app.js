@@ -512,10 +512,15 @@ function sourceItem(title, detail) {
   return item;
 }
 
+// The start page shows only while nothing has been asked: its data may arrive after a question was.
+let startWanted = false;
+
 async function showStart() {
   const start = $("#start");
+  startWanted = true;
   try {
     const overview = await api("/api/overview");
+    if (!startWanted) return;
     const stats = overview.stats;
     start.hidden = false;
     $("#start-empty").hidden = stats.chunks > 0;
@@ -568,6 +573,7 @@ async function run(text, how, { push = true } = {}) {
   status.className = "status";
   status.textContent = T.searching;
   $("#ask-button").disabled = true;
+  startWanted = false;
   $("#start").hidden = true;
   const modeSuffix = how === "search" ? "&mode=search" : "";
   if (push) history.pushState({ q: text }, "", `?q=${encodeURIComponent(text)}${modeSuffix}${langSuffix()}`);
