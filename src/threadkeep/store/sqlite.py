@@ -265,9 +265,17 @@ class SQLiteStore:
         self._wrote_vectors = False
 
     def _check_schema(self, create: bool) -> None:
-        if self.db.execute("PRAGMA user_version").fetchone()[0] > 0:
+        # One read transaction, so both answers come from the same moment: another process may be
+        # creating this very store (tables committed between the two reads would look foreign).
+        self.db.execute("BEGIN")
+        try:
+            version = self.db.execute("PRAGMA user_version").fetchone()[0]
+            tables = self.db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+        finally:
+            self.db.execute("COMMIT")
+        if version > 0:
             return
-        if self.db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+        if tables:
             raise StoreError(f"{self.path} is a SQLite database of another program, not a threadkeep store")
         if not create:
             raise StoreNotFound(str(self.path))
