@@ -256,3 +256,14 @@ def test_shell_commands_read_as_typed_and_their_output_is_searchable(tmp_path: P
     (typed,) = claude_code.read(path).messages
     assert typed.text == "!lsusb"
     assert "Razer Kiyo Pro" in typed.metadata["tool_text"]
+
+
+def test_a_rename_titles_the_conversation(tmp_path: Path) -> None:
+    lines = SESSION.read_text(encoding="utf-8").splitlines()
+    lines.append(json.dumps({"type": "ai-title", "aiTitle": "CI cache key fix", "sessionId": "x"}))
+    lines.append(json.dumps({"type": "custom-title", "customTitle": "cache-bug", "sessionId": "x"}))
+    path = tmp_path / "renamed.jsonl"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    assert claude_code.read(path).conversations[0].title == "cache-bug"
+    path.write_text("\n".join(lines[:-1]), encoding="utf-8")
+    assert claude_code.read(path).conversations[0].title == "CI cache key fix"

@@ -37,7 +37,17 @@ NAME = "claude_code"
 HEAD_BYTES = 64 * 1024
 MESSAGE_TYPES = frozenset({"user", "human", "assistant"})
 BOOKKEEPING_TYPES = frozenset(
-    {"summary", "system", "progress", "file-history-snapshot", "queue-operation", "attachment", "custom-title"}
+    {
+        "summary",
+        "system",
+        "progress",
+        "file-history-snapshot",
+        "queue-operation",
+        "attachment",
+        "custom-title",
+        "ai-title",
+        "agent-name",
+    }
 )
 RECORD_TYPES = MESSAGE_TYPES | BOOKKEEPING_TYPES
 # Text Claude Code itself puts in a `user` record: command output, interruption notes, the local-command caveat.
@@ -232,6 +242,7 @@ class _Session:
         self.ref: str | None = None
         self.metadata: dict[str, Any] = {"file": path.name, "project": path.parent.name}
         self.summaries: list[str] = []
+        self.titles: dict[str, str] = {}  # the latest `/rename` (custom-title) and ai-title
         self.drafts: list[Draft] = []
         self.open_reply: Draft | None = None
         self.open_response: str | None = None  # the `message.id` of the open reply
@@ -290,6 +301,9 @@ def _read_records(path: Path, result: ReadResult, seen: set[str], session: _Sess
         if kind not in MESSAGE_TYPES:
             if kind == "summary" and isinstance(raw.get("summary"), str):
                 session.summaries.append(raw["summary"])
+            for title_kind, key in (("custom-title", "customTitle"), ("ai-title", "aiTitle")):
+                if kind == title_kind and isinstance(raw.get(key), str) and raw[key].strip():
+                    session.titles[title_kind] = raw[key].strip()
             result.ignore(kind)
             continue
         uuid = raw.get("uuid") if isinstance(raw.get("uuid"), str) and raw.get("uuid") else None
@@ -412,7 +426,9 @@ def _finish(session: _Session, result: ReadResult) -> None:
     result.messages.extend(messages)
     if any(conversation.ref == ref for conversation in result.conversations):
         return
-    title = session.summaries[-1] if session.summaries else ""
+    # The order Claude Code's resume picker uses: a rename, its own title, then the summary.
+    title = session.titles.get("custom-title") or session.titles.get("ai-title") or ""
+    title = title or (session.summaries[-1] if session.summaries else "")
     if not title:
         first_user = next((message.text for message in messages if message.role == "user"), "")
         title = first_user.strip().split("\n", 1)[0][:TITLE_CHARS]
