@@ -87,6 +87,7 @@ COMPANIONS: dict[str, dict[str, str | None]] = {
         "model_comparisons.json": _ACCOUNT_DATA,
         "shared_conversations.json": "list of shared links; the conversations are in conversations.json",
     },
+    "continue_dev": {"sessions.json": None},
     "claude_ai": {
         "users.json": _ACCOUNT_DATA,
         "projects.json": "Claude.ai projects are not read",
@@ -206,9 +207,13 @@ def detect_format(path: Path) -> ModuleType:
     raise UnknownFormatError(f"{path}: not a format threadkeep reads (tried: {tried})")
 
 
+# Dot folders that hold chats inside the folders people ingest (Cursor / VS Code SpecStory history).
+VISIBLE_DOT_FOLDERS = frozenset({".specstory"})
+
+
 def _is_hidden(name: str) -> bool:
     # "~$name.docx" is the lock file Word leaves beside an open document; __MACOSX holds zip resource forks.
-    return name.startswith((".", "~$")) or name == "__MACOSX"
+    return (name.startswith((".", "~$")) and name not in VISIBLE_DOT_FOLDERS) or name == "__MACOSX"
 
 
 def _companion_reason(readers: set[str], name: str) -> tuple[bool, str | None]:
