@@ -94,7 +94,9 @@ def test_a_project_folder_reads_its_specstory_history() -> None:
     # `.specstory` is a dot folder the walk still enters; its read-me is a document, not a chat.
     result = read_path(FIXTURES / "project")
     assert result.format == "specstory"
-    assert len(result.conversations) == 2 and not result.skipped
+    assert len(result.conversations) == 2
+    assert not result.skipped
+    assert [Path(skip.file).name for skip in result.not_read] == [".what-is-this.md"]
     direct = specstory.read(FIXTURES / "project" / ".specstory")
     assert len(direct.conversations) == 2
     assert [skip.reason for skip in direct.skipped] == ["not a SpecStory history file; left out"]
