@@ -241,3 +241,29 @@ def test_queued_commands_from_elsewhere_are_not_the_person(tmp_path: Path) -> No
     result = claude_code.read(path)
     assert [m.text for m in result.messages] == ["start", "typed later"]
     assert result.ignored["attachment"] == 2
+
+
+def test_shell_commands_read_as_typed_and_their_output_is_searchable(tmp_path: Path) -> None:
+    base = {"sessionId": "s-4", "parentUuid": None, "timestamp": "2026-01-01T00:00:00Z", "type": "user"}
+    contents = [
+        "<bash-input>lsusb</bash-input>",
+        "<bash-stdout>Bus 002 Device 003: ID 1532:0e05 Razer USA, Ltd Razer Kiyo Pro</bash-stdout>"
+        "<bash-stderr></bash-stderr>",
+    ]
+    path = tmp_path / "bash.jsonl"
+    records = [{**base, "uuid": str(i), "message": {"role": "user", "content": c}} for i, c in enumerate(contents)]
+    path.write_text("\n".join(json.dumps(r) for r in records), encoding="utf-8")
+    (typed,) = claude_code.read(path).messages
+    assert typed.text == "!lsusb"
+    assert "Razer Kiyo Pro" in typed.metadata["tool_text"]
+
+
+def test_a_rename_titles_the_conversation(tmp_path: Path) -> None:
+    lines = SESSION.read_text(encoding="utf-8").splitlines()
+    lines.append(json.dumps({"type": "ai-title", "aiTitle": "CI cache key fix", "sessionId": "x"}))
+    lines.append(json.dumps({"type": "custom-title", "customTitle": "cache-bug", "sessionId": "x"}))
+    path = tmp_path / "renamed.jsonl"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    assert claude_code.read(path).conversations[0].title == "cache-bug"
+    path.write_text("\n".join(lines[:-1]), encoding="utf-8")
+    assert claude_code.read(path).conversations[0].title == "CI cache key fix"

@@ -40,6 +40,7 @@ def test_agent_session_turns_tools_and_thinking() -> None:
 def test_sessions_folder_and_an_untitled_older_session() -> None:
     result = read_path(SESSIONS)
     assert len(result.conversations) == 2 and not result.skipped
+    assert not result.not_read  # sessions.json is read with the sessions
     older = next(c for c in result.conversations if c.ref.startswith("0a1b"))
     assert older.title == "what does `make lint` run?"  # "New Session" is no title
 

@@ -90,12 +90,16 @@ def test_cli_file_one_reply_per_agent_message() -> None:
     assert result.messages[1].metadata["model"] == "claude-sonnet-4-5-20250929"
 
 
-def test_history_folder_lists_what_it_does_not_read() -> None:
+def test_a_project_folder_reads_its_specstory_history() -> None:
+    # `.specstory` is a dot folder the walk still enters; its read-me is a document, not a chat.
     result = read_path(FIXTURES / "project")
     assert result.format == "specstory"
     assert len(result.conversations) == 2
     assert not result.skipped
     assert [Path(skip.file).name for skip in result.not_read] == [".what-is-this.md"]
+    direct = specstory.read(FIXTURES / "project" / ".specstory")
+    assert len(direct.conversations) == 2
+    assert [skip.reason for skip in direct.skipped] == ["not a SpecStory history file; left out"]
 
 
 def test_a_file_without_sections(tmp_path: Path) -> None:

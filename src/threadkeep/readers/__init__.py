@@ -87,6 +87,7 @@ COMPANIONS: dict[str, dict[str, str | None]] = {
         "model_comparisons.json": _ACCOUNT_DATA,
         "shared_conversations.json": "list of shared links; the conversations are in conversations.json",
     },
+    "continue_dev": {"sessions.json": None},
     "claude_ai": {
         "users.json": _ACCOUNT_DATA,
         "projects.json": "Claude.ai projects are not read",

@@ -372,10 +372,11 @@ class _Rollout:
             return
         draft = Draft(id="", role="user", sent_at=sent_at)
         draft.add(_typed(text))
-        images = payload.get("images")
-        for _ in images if isinstance(images, list) else []:
-            draft.add("[image]")
-            draft.note_media("image")
+        for key in ("images", "local_images"):
+            images = payload.get(key)
+            for _ in images if isinstance(images, list) else []:
+                draft.add("[image]")
+                draft.note_media("image")
         self.event_drafts.append(draft)
         self.has_user_events = True
 
