@@ -6,6 +6,7 @@ from conftest import message
 from test_store_and_ingest import CountingEmbedder
 from threadkeep.api import KnowledgeBase
 from threadkeep.cli import main
+from threadkeep.model import Skip
 from threadkeep.store import SearchFilters
 
 MEMBERS = [{"senderRef": "u1", "displayName": "小明"}, {"senderRef": "u3", "displayName": "老王"}]
@@ -122,7 +123,8 @@ def test_a_malformed_line_leaves_its_conversation_untouched_names_the_field_and_
     env = {"THREADKEEP_EMBEDDER": "hash-64"}
     result = CliRunner().invoke(main, [*command, "--json"], env=env)
     assert result.exit_code == 1, result.output
-    assert json.loads(result.stdout)["rejected"] == [
+    rejected = json.loads(result.stdout)["rejected"]["first"]
+    assert [str(Skip(item["file"], item["line"], item["reason"])) for item in rejected] == [
         f"{delta}:3: item.sentAt: time '2026-05-14T10:03:00' has no UTC offset",
         f"{delta}:6: item.mentionedRefs must be a list of strings",
         f"{delta}:7: operation must be one of upsert, recalled, missing, got 'recall'",
@@ -153,4 +155,5 @@ def test_a_line_naming_no_conversation_stops_the_whole_delta(tmp_path, bundle_fa
             (2, "not valid JSON"),
             (3, "line must be a JSON object, got list"),
         ]
-        assert report.to_dict()["rejected"][0].startswith(f"{delta}:2: not valid JSON")
+        first = report.to_dict()["rejected"]["first"][0]
+        assert (first["file"], first["line"]) == (str(delta), 2) and first["reason"].startswith("not valid JSON")

@@ -28,7 +28,7 @@ from pathlib import Path, PurePosixPath
 from types import ModuleType
 
 from threadkeep.model import Conversation, ReadResult, Skip
-from threadkeep.readers._io import decode, max_file_bytes, size_text
+from threadkeep.readers._io import decode, json_error_reason, max_file_bytes, size_text
 
 # Detection order matters: specific formats before generic ones (plain text last).
 READER_MODULES: tuple[str, ...] = (
@@ -46,8 +46,10 @@ READER_MODULES: tuple[str, ...] = (
     "claude_code",
     "codex_cli",
     "gemini_cli",
+    "continue_dev",
     "chatgpt",
     "claude_ai",
+    "specstory",
     "transcript",
 )
 # Formats whose folder is one export, read whole so that what one file says about another
@@ -240,12 +242,11 @@ def _json_problem(path: Path) -> tuple[int | None, str] | None:
             try:
                 json.loads(line)
             except json.JSONDecodeError as error:
-                return number, f"not valid JSON ({error.msg} at column {error.colno}); no reader recognises the rest"
+                return number, json_error_reason(error, line)
             except RecursionError:
                 return number, "JSON nested too deeply to read"
         return None
-    cut = " (the file ends there: cut short?)" if whole.pos >= len(text.rstrip()) else ""
-    return whole.lineno, f"not valid JSON ({whole.msg} at column {whole.colno}){cut}"
+    return whole.lineno, json_error_reason(whole, text)
 
 
 def _looks_binary(head: bytes) -> bool:
@@ -256,6 +257,22 @@ def _looks_binary(head: bytes) -> bool:
     text = decode(head, "")[0]
     odd = sum(1 for char in text if char == "\ufffd" or (ord(char) < 32 and char not in "\t\r\n\f"))
     return odd * 20 > len(text)
+
+
+def _head_text(path: Path) -> str:
+    try:
+        with path.open("rb") as handle:
+            return decode(handle.read(_HEAD_BYTES), str(path))[0]
+    except OSError:
+        return ""
+
+
+def _has_words(path: Path) -> bool:
+    """Whether a text file is prose rather than numbers and symbols (an annotation or data file)."""
+    text = _head_text(path)
+    letters = sum(1 for char in text if char.isalpha())
+    visible = sum(1 for char in text if not char.isspace())
+    return letters * 10 >= visible > 0
 
 
 def unread_reason(path: Path) -> tuple[int | None, str, bool]:
@@ -278,6 +295,8 @@ def unread_reason(path: Path) -> tuple[int | None, str, bool]:
         if problem is not None:
             return problem[0], problem[1], True
         return None, "JSON, but not an export shape any reader knows", False
+    if suffix in PLAIN_TEXT_SUFFIXES and not _has_words(path):
+        return None, "text without words (numbers and symbols: an annotation or data file?)", False
     return None, "not a chat export or document threadkeep reads", False
 
 
@@ -307,6 +326,8 @@ class _Walk:
 
     def _find_claimant(self, file: Path) -> str | None:
         document = self.is_document is not None and self.is_document(file)
+        if document and file.suffix.lower() in PLAIN_TEXT_SUFFIXES and not _has_words(file):
+            document = False
         skip_generic = document and file.suffix.lower() not in PLAIN_TEXT_SUFFIXES
         for module in reader_modules():
             if skip_generic and module.NAME in GENERIC_READERS:
@@ -329,9 +350,20 @@ class _Walk:
                 yield entry
 
     def folder_reader(self, folder: Path) -> str | None:
-        """The reader that reads this folder whole, if it is one export and nothing else claims a file in it."""
+        """The reader that reads this folder whole, if it is one export and nothing else claims a file in it.
+
+        The export must show in the folder itself (a file of its own, or a companion such as Slack's
+        users.json), so that a folder merely holding an export somewhere below is not taken for one.
+        """
+        try:
+            direct = [entry for entry in folder.iterdir() if entry.is_file() and not _is_hidden(entry.name)]
+        except OSError:
+            return None
         for module in reader_modules():
             if module.NAME not in FOLDER_UNITS or not _claims(module, folder):
+                continue
+            own = any(self.claimant(file) == module.NAME for file in direct)
+            if not own and not any(_companion_reason({module.NAME}, file.name)[0] for file in direct):
                 continue
             others = {self.claimant(file) for file in self._visible_files(folder)} - {module.NAME, None, "document"}
             return None if others else module.NAME
@@ -342,17 +374,16 @@ class _Walk:
     def not_read(self, display: str, reason: str, line: int | None = None) -> None:
         self.plan.not_read.append(Skip(display, line, reason))
 
-    def start(self, path: Path) -> Plan:
+    def start(self, path: Path, shown: str) -> Plan:
+        """Walk `path`, called `shown` in what the plan reports ("" for a folder shown relative to itself)."""
         path = path.absolute()
+        self.plan._prefixes.append((str(path), shown))
         if path.is_dir():
-            self.plan._prefixes.append((str(path), ""))
-            self.folder(path, "", path.resolve(), None)
+            self.folder(path, shown, path.resolve(), None)
+        elif self._is_archive(path, top=True):
+            self.archive(path, shown, depth=0)
         else:
-            self.plan._prefixes.append((str(path), path.name))
-            if self._is_archive(path, top=True):
-                self.archive(path, path.name, depth=0)
-            else:
-                self.file(path, path.name, set(), None)
+            self.file(path, shown, set(), None)
         self.plan._prefixes.sort(key=lambda item: len(item[0]), reverse=True)
         return self.plan
 
@@ -361,7 +392,7 @@ class _Walk:
         if inside is None:
             inside = self.folder_reader(folder)
             if inside is not None:
-                self.plan.units.append(Unit(inside, folder, display))
+                self.plan.units.append(Unit(inside, folder, display or "."))
         try:
             entries = sorted(folder.iterdir())
         except OSError as error:
@@ -536,26 +567,29 @@ def plan_path(
     format: str | None = None,
     is_document: Callable[[Path], bool] | None = None,
     limits: Limits | None = None,
+    relative: bool = False,
 ) -> Iterator[Plan]:
     """Walk `path` (a file, a folder, or a zip) into a `Plan`; zip contents exist until the block ends.
 
     `format` forces one reader on the whole path (a zip is unpacked first). `is_document` says
-    which files the caller reads as documents; without it, no file is a document.
+    which files the caller reads as documents; without it, no file is a document. Paths in the
+    plan start with `path` as given, or with `relative` are relative to it (a file: its name).
     """
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such file or folder")
     limits = limits or Limits()
+    shown = (path.name if path.is_file() else "") if relative else str(path)
     with contextlib.ExitStack() as stack:
         stack.enter_context(_file_limit(limits.max_file_bytes))
         walk = _Walk(stack, is_document, limits)
         if format is None:
-            yield walk.start(path)
+            yield walk.start(path, shown)
             return
         if format == "document" and is_document is not None:
             # Documents only: every other file is listed as not read.
             walk = _Walk(stack, lambda file: is_document(file) and file.suffix.lower() != ".zip", limits)
-            plan = walk.start(path)
+            plan = walk.start(path, shown)
             for unit in plan.chat_units():
                 reason = f"a {unit.reader} export; not read with --format document"
                 plan.not_read.append(Skip(unit.display, None, reason))
@@ -564,7 +598,7 @@ def plan_path(
             return
         module = reader(format)
         plan = walk.plan
-        target, shown = path.absolute(), path.name
+        target = path.absolute()
         if path.is_file() and walk._is_archive(path, top=True):
             folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="threadkeep-zip-")))
             walk._extract(path, folder, shown)
@@ -572,7 +606,7 @@ def plan_path(
             target = entries[0] if len(entries) == 1 and entries[0].is_dir() else folder
             plan._prefixes.append((str(folder), shown))
             plan._unpacked.append(folder)
-        plan._prefixes.append((str(path.absolute()), path.name if path.is_file() else ""))
+        plan._prefixes.append((str(path.absolute()), shown))
         plan._prefixes.sort(key=lambda item: len(item[0]), reverse=True)
         plan.units.append(Unit(module.NAME, target, plan.display(str(target))))
         yield plan

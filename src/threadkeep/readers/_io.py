@@ -65,6 +65,13 @@ def decode(data: bytes, file: str) -> tuple[str, list[Skip]]:
             return text, [Skip(file, line, "invalid UTF-8 bytes replaced with U+FFFD")]
 
 
+def json_error_reason(error: json.JSONDecodeError, text: str) -> str:
+    """Why JSON text does not parse, with the column (the Skip carries the line), and whether it was cut short."""
+    message = error.msg.removesuffix(" starting at")
+    cut = error.msg.startswith("Unterminated string") or error.pos >= len(text.rstrip())
+    return f"not valid JSON ({message} at column {error.colno})" + ("; the file ends there: cut short?" if cut else "")
+
+
 def read_bytes(path: Path) -> bytes:
     """A file's bytes; `FileTooLargeError` (an OSError) above the size limit."""
     limit = max_file_bytes.get()
@@ -95,7 +102,7 @@ def iter_json_lines(path: Path) -> Iterator[tuple[int, Any] | Skip]:
         try:
             yield number, json.loads(line)
         except json.JSONDecodeError as error:
-            yield Skip(str(path), number, f"not valid JSON ({error.msg} at column {error.colno})")
+            yield Skip(str(path), number, json_error_reason(error, line))
         except RecursionError:
             yield Skip(str(path), number, "JSON nested too deeply to read")
 
@@ -123,7 +130,7 @@ def load_json(path: Path) -> tuple[Any, list[Skip]]:
     try:
         return json.loads(text), problems
     except json.JSONDecodeError as error:
-        return None, [*problems, Skip(str(path), error.lineno, f"not valid JSON ({error.msg} at column {error.colno})")]
+        return None, [*problems, Skip(str(path), error.lineno, json_error_reason(error, text))]
     except RecursionError:
         return None, [*problems, Skip(str(path), None, "JSON nested too deeply to read")]
 

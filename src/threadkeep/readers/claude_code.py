@@ -148,7 +148,8 @@ def _user_parts(content: Any, draft: Draft, note: list[str], session: _Session) 
             parts.append(_text_of(block, index, note))
         elif kind == "tool_result":
             results += 1
-            owner = session.tool_owners.get(block.get("tool_use_id"))
+            called = block.get("tool_use_id")
+            owner = session.tool_owners.get(called) if isinstance(called, str) else None
             if owner is not None:
                 owner.add_output(block.get("content"))
         elif kind in ("image", "document"):
@@ -227,7 +228,7 @@ class _Session:
         self.drafts: list[Draft] = []
         self.open_reply: Draft | None = None
         self.open_response: str | None = None  # the `message.id` of the open reply
-        self.tool_owners: dict[Any, Draft] = {}
+        self.tool_owners: dict[str, Draft] = {}
         # The latest time any record carried: a message without one was written right after it.
         self.last_time: datetime | None = None
 
