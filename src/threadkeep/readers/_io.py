@@ -220,27 +220,11 @@ def read_text_or_skip(path: Path, skipped: list[Skip]) -> str | None:
 def files_to_read(
     path: Path, claims: Callable[[Path], bool], what: str, skipped: list[Skip], recursive: bool = False
 ) -> list[Path]:
-    """`path` itself, or every file in the folder `path` that `claims` recognises.
-
-    Every other file of the folder is listed as a Skip (hidden ones counted together), and so is a
-    folder with none: a reader forced on a folder never drops a file without saying so.
-    """
+    """`path` itself, or every file in the folder `path` that `claims` recognises (a Skip when none)."""
     if not path.is_dir():
         return [path]
     children = path.rglob("*") if recursive else path.glob("*")
-    files = []
-    hidden = 0
-    for child in sorted(children):
-        if not child.is_file():
-            continue
-        if any(part.startswith(".") for part in child.relative_to(path).parts):
-            hidden += 1
-        elif claims(child):
-            files.append(child)
-        else:
-            skipped.append(Skip(str(child), None, f"not recognised by the {what} reader; left out"))
-    if hidden:
-        skipped.append(Skip(str(path), None, f"{hidden} hidden file{'s' if hidden > 1 else ''} left out"))
+    files = sorted(child for child in children if child.is_file() and claims(child))
     if not files:
         skipped.append(Skip(str(path), None, f"no {what} files found"))
     return files
@@ -300,3 +284,13 @@ def confined(root: Path, files: list[Path], skipped: list[Skip]) -> list[Path]:
         else:
             skipped.append(Skip(str(file), None, "symlink to outside the folder given; not followed"))
     return kept
+
+
+def list_unclaimed(path: Path, read: list[Path], what: str, skipped: list[Skip], recursive: bool = False) -> None:
+    """A Skip for each file of the folder `path` not in `read`: a reader forced on a folder says what it left out."""
+    if not path.is_dir():
+        return
+    chosen = set(read)
+    for child in sorted(path.rglob("*") if recursive else path.glob("*")):
+        if child.is_file() and child not in chosen:
+            skipped.append(Skip(str(child), None, f"not recognised by the {what} reader; left out"))
