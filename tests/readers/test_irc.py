@@ -207,3 +207,15 @@ def test_noon_to_one_across_a_day_change_is_no_twelve_hour_evidence(tmp_path: Pa
         datetime(2004, 11, 15, 12, 50, tzinfo=UTC),
         datetime(2004, 11, 16, 1, 0, tzinfo=UTC),
     ]
+
+
+def test_a_folder_forced_to_irc_lists_the_files_it_leaves_out(tmp_path: Path):
+    (tmp_path / "2005-06-27.train-c.ascii.txt").write_text("[09:14] <ann> hi\n[09:15] <bob> ann: hello\n")
+    (tmp_path / "2005-06-27.train-c.annotation.txt").write_text("1000 1000 -\n1001 1000 -\n")
+    (tmp_path / ".DS_Store").write_bytes(b"\0\0\0\1Bud1")
+    result = irc.read(tmp_path)
+    assert [message.text for message in result.messages] == ["hi", "ann: hello"]
+    assert [(Path(skip.file).name, skip.reason) for skip in result.skipped] == [
+        (".DS_Store", "not recognised by the IRC reader; left out"),
+        ("2005-06-27.train-c.annotation.txt", "not recognised by the IRC reader; left out"),
+    ]

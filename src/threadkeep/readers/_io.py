@@ -284,3 +284,13 @@ def confined(root: Path, files: list[Path], skipped: list[Skip]) -> list[Path]:
         else:
             skipped.append(Skip(str(file), None, "symlink to outside the folder given; not followed"))
     return kept
+
+
+def list_unclaimed(path: Path, read: list[Path], what: str, skipped: list[Skip], recursive: bool = False) -> None:
+    """A Skip for each file of the folder `path` not in `read`: a reader forced on a folder says what it left out."""
+    if not path.is_dir():
+        return
+    chosen = set(read)
+    for child in sorted(path.rglob("*") if recursive else path.glob("*")):
+        if child.is_file() and child not in chosen:
+            skipped.append(Skip(str(child), None, f"not recognised by the {what} reader; left out"))
