@@ -28,7 +28,7 @@ from pathlib import Path, PurePosixPath
 from types import ModuleType
 
 from threadkeep.model import Conversation, ReadResult, Skip
-from threadkeep.readers._io import decode, json_error_reason, max_file_bytes, size_text
+from threadkeep.readers._io import decode, json_error_reason, loads, max_file_bytes, size_text
 
 # Detection order matters: specific formats before generic ones (plain text last).
 READER_MODULES: tuple[str, ...] = (
@@ -220,7 +220,7 @@ def _json_problem(path: Path) -> tuple[int | None, str] | None:
     except OSError:
         return None
     try:
-        json.loads(text)
+        loads(text)
         return None
     except json.JSONDecodeError as error:
         whole = error
@@ -231,7 +231,7 @@ def _json_problem(path: Path) -> tuple[int | None, str] | None:
             if not line.strip():
                 continue
             try:
-                json.loads(line)
+                loads(line)
             except json.JSONDecodeError as error:
                 return number, json_error_reason(error, line)
             except RecursionError:

@@ -31,7 +31,7 @@ from typing import Any
 
 from threadkeep.model import Conversation, ReadResult, Skip
 from threadkeep.readers._assistant import Draft, file_time, finish_drafts, tool_line
-from threadkeep.readers._io import decode, iter_json_lines, parse_time
+from threadkeep.readers._io import decode, iter_json_lines, loads, parse_time
 
 NAME = "claude_code"
 HEAD_BYTES = 64 * 1024
@@ -67,7 +67,7 @@ def _head_records(path: Path) -> tuple[str, list[dict[str, Any]]]:
     records = []
     for line in lines[:10]:
         try:
-            value = json.loads(line)
+            value = loads(line)
         except (json.JSONDecodeError, RecursionError):
             continue
         if isinstance(value, dict):
