@@ -51,7 +51,9 @@ READER_MODULES: tuple[str, ...] = (
 # Formats whose folder is one export, read whole so that what one file says about another
 # (user names, thread parents, resumed sessions, a session's log) is kept. Such a folder is
 # read whole only when no other reader claims a file in it; otherwise its files are read one by one.
-FOLDER_UNITS = frozenset({"bundle", "slack", "discord", "telegram", "gemini_cli", "claude_code", "codex_cli"})
+FOLDER_UNITS = frozenset(
+    {"bundle", "slack", "discord", "telegram", "gemini_cli", "claude_code", "codex_cli", "messenger"}
+)
 # Readers that accept almost any text: never asked about a file that is a document by its suffix.
 GENERIC_READERS = frozenset({"transcript"})
 PLAIN_TEXT_SUFFIXES = frozenset({"", ".txt", ".text", ".log"})
