@@ -17,7 +17,7 @@ from threadkeep.api import KnowledgeBase
 from threadkeep.cli import hit_to_dict
 from threadkeep.embed import Embedder
 from threadkeep.generate import Endpoint, GenerationError
-from threadkeep.readers import UnknownFormatError, format_names
+from threadkeep.readers import ArchiveError, UnknownFormatError, format_names
 from threadkeep.store import SearchFilters, StoreError
 
 MAX_QUERY_CHARS = 2_000
@@ -221,7 +221,7 @@ class Service:
         with self._lock, _store_errors():
             try:
                 report = self.kb.ingest(resolved, format=format)
-            except UnknownFormatError as error:
+            except (UnknownFormatError, ArchiveError) as error:
                 raise ServiceError(str(error)) from error
         return {"path": str(resolved), **report.to_dict()}
 
