@@ -371,6 +371,9 @@ class _Walk:
         """Walk `path`, called `shown` in what the plan reports ("" for a folder shown relative to itself)."""
         path = path.absolute()
         self.plan._prefixes.append((str(path), shown))
+        if path.resolve() != path:
+            # A reader that resolves symbolic links reports the real path; it is still this one.
+            self.plan._prefixes.append((str(path.resolve()), shown))
         if path.is_dir():
             self.folder(path, shown, path.resolve(), None)
         elif self._is_archive(path, top=True):
@@ -487,7 +490,7 @@ class _Walk:
         except ArchiveError as error:
             self.plan.broken.append(Skip(shown, None, str(error)))
             return
-        self.plan._prefixes.append((str(folder), shown))
+        self.plan._prefixes.extend({(str(folder), shown), (str(folder.resolve()), shown)})
         self.plan._unpacked.append(folder)
         self.folder(folder, shown, folder.resolve(), None, depth)
 
