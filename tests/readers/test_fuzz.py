@@ -4,7 +4,7 @@ Each reader gets valid seeds (its fixtures under tests/fixtures/<NAME>/, else an
 shipped sample its `detect` accepts), which hypothesis then damages with the mutations of
 `mutations.py`: truncation, flipped bytes, garbage lines, shuffled or repeated lines, JSON values
 of the wrong type, JSON nested 1,000-5,000 deep, lines of 100k+ spaces / separators / digits, and
-binary garbage. Each input has a time bound: far above what a linear reader needs, far below what
+binary garbage. Each input has a bound on its CPU time: far above what a linear reader needs, far below what
 a quadratic one takes on such lines. benchmarks/fuzz_readers.py runs the same mutations on many
 more inputs and measures the time per MB.
 """
@@ -27,7 +27,7 @@ from threadkeep.model import ReadResult
 from threadkeep.readers import READER_MODULES, read_path
 
 EXAMPLES = 30
-# Seconds one input may take. A linear reader needs well under one on these inputs (<1 MB);
+# CPU seconds one input may take. A linear reader needs well under one on these inputs (<1 MB);
 # a quadratic pattern takes minutes on a 100k-character run of spaces.
 TIME_BOUND = 20.0
 T = TypeVar("T")
