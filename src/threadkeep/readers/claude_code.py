@@ -148,7 +148,8 @@ def _user_parts(content: Any, draft: Draft, note: list[str], session: _Session) 
             parts.append(_text_of(block, index, note))
         elif kind == "tool_result":
             results += 1
-            owner = session.tool_owners.get(block.get("tool_use_id"))
+            use_id = block.get("tool_use_id")
+            owner = session.tool_owners.get(use_id) if isinstance(use_id, str) else None
             if owner is not None:
                 owner.add_output(block.get("content"))
         elif kind in ("image", "document"):
