@@ -1,8 +1,8 @@
-"""Store backends at scale: load rate, index build, top-10 latency and ANN recall.
+"""Store backends at scale: load, index build, open time, warm and cold query latency, recall, memory, disk.
 
-    python benchmarks/store_scale.py                 # 1M chunks, SQLite and PostgreSQL
-    python benchmarks/store_scale.py --n 100000      # smaller
-    python benchmarks/store_scale.py --n 100000 --backends postgres --ef-search 40 100 200
+    nice -n 10 python benchmarks/store_scale.py                      # SQLite at 10k, 100k, 1M; PostgreSQL at 100k
+    python benchmarks/store_scale.py --sizes 10000 100000 --postgres-sizes
+    python benchmarks/store_scale.py --sizes --postgres-sizes 100000 1000000 --ef-search 40 100 200
 
 Vectors are synthetic but shaped like text embeddings: points around a few
 thousand cluster centres in a 48-dimensional subspace of the 384-dimensional
@@ -12,19 +12,33 @@ fresh points from the same distribution. Recall@10 is measured against exact
 search in numpy over the same vectors, with the same filter applied.
 
 Chunks go in through the store's own API, 1,000 per conversation (every tenth
-source a document), as ingest writes them. For PostgreSQL the HNSW index is
-dropped before the load and built once afterwards, as a bulk import should; the
-table says how long each took. SQLite's "index" is the in-memory matrix its
-exact search builds on the first query.
+source a document), as ingest writes them. SQLite grows one store through the
+sizes (10k, then 90k more, ...) and measures at each. The store is bound to the
+default embedder's name so `threadkeep search` runs on it: "cold CLI search" is
+that command's wall time in a fresh process (interpreter, imports, model load,
+query embedding, opening the store, hybrid search), with the page cache as the
+previous runs left it. "Warm hybrid" is `search()` in a process that has
+searched before, query embedding included. Latencies are wall clock; CPU time
+per query is given too, since the machine is shared (its load average is
+printed with every figure).
 
-PostgreSQL: a fresh database `threadkeep_bench_<random>` on THREADKEEP_TEST_POSTGRES's
-server (default postgres@127.0.0.1:5432), dropped at the end unless --keep.
+For PostgreSQL the HNSW index is dropped before the load and built once
+afterwards, as a bulk import should, in a fresh database
+`threadkeep_bench_<random>` on THREADKEEP_TEST_POSTGRES's server (default
+postgres@127.0.0.1:5432), dropped at the end unless --keep.
 """
 
 from __future__ import annotations
 
-import argparse
 import os
+
+# As importing threadkeep does, but before numpy loads here: OpenBLAS on one thread (see threadkeep/__init__.py).
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import argparse
+import json
+import subprocess
+import sys
 import tempfile
 import time
 import uuid
@@ -35,9 +49,11 @@ from pathlib import Path
 
 import numpy as np
 
+from threadkeep.embed import E5Embedder
 from threadkeep.model import Chunk, Conversation, Document
+from threadkeep.search import search
 from threadkeep.store import SearchFilters, Store, open_store
-from threadkeep.store.sqlite import input_hash
+from threadkeep.store.sqlite import SQLiteStore, input_hash
 
 ADMIN_URL = os.environ.get("THREADKEEP_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/postgres")
 PER_SOURCE = 1000
@@ -108,9 +124,9 @@ def chunk(index: int, n: int, text_words: list[str]) -> Chunk:
     return Chunk(**common, occurred_at=occurred(index, n), evidence_ids=(f"m{index}",), resolution_state="resolved")
 
 
-def batches(data: Data) -> Iterator[tuple[str, str, list[Chunk], dict[str, np.ndarray]]]:
+def batches(data: Data, first: int = 0, end: int | None = None) -> Iterator[tuple[str, str, list[Chunk], dict]]:
     n = len(data.vectors)
-    for start in range(0, n, PER_SOURCE):
+    for start in range(first, end or n, PER_SOURCE):
         stop = min(start + PER_SOURCE, n)
         rng = np.random.default_rng(start)
         chunks = [chunk(i, n, words(rng, 8)) for i in range(start, stop)]
@@ -119,11 +135,11 @@ def batches(data: Data) -> Iterator[tuple[str, str, list[Chunk], dict[str, np.nd
         yield kind, ref, chunks, vectors
 
 
-def load(store: Store, data: Data) -> tuple[float, float]:
+def load(store: Store, data: Data, first: int = 0, end: int | None = None) -> tuple[float, float]:
     """(seconds in the store's own calls, seconds preparing chunks in Python)."""
     store_seconds = 0.0
     started = time.perf_counter()
-    for kind, ref, chunks, vectors in batches(data):
+    for kind, ref, chunks, vectors in batches(data, first, end):
         tick = time.perf_counter()
         if kind == "document":
             document = Document(ref, ref, START, f"{ref}.md", (), ref)
@@ -134,8 +150,8 @@ def load(store: Store, data: Data) -> tuple[float, float]:
     return store_seconds, time.perf_counter() - started - store_seconds
 
 
-def exact_top(data: Data, query: np.ndarray, mask: np.ndarray | None, k: int) -> set[int]:
-    scores = data.vectors @ query
+def exact_top(data: Data, query: np.ndarray, mask: np.ndarray | None, k: int, n: int | None = None) -> set[int]:
+    scores = data.vectors[:n] @ query
     if mask is not None:
         scores = np.where(mask, scores, -np.inf)
     top = np.argpartition(-scores, k)[:k]
@@ -153,8 +169,8 @@ class Case:
     mask: Callable[[int], np.ndarray | None]
 
 
-def cases(data: Data) -> list[Case]:
-    n = len(data.vectors)
+def cases(data: Data, n: int | None = None) -> list[Case]:
+    n = n or len(data.vectors)
     index = np.arange(n)
     sources = index // PER_SOURCE
     is_document = sources % 10 == 9
@@ -176,7 +192,7 @@ def cases(data: Data) -> list[Case]:
     ]
 
 
-def measure_queries(store: Store, data: Data, case: Case, k: int) -> tuple[float, float, float]:
+def measure_queries(store: Store, data: Data, case: Case, k: int, n: int | None = None) -> tuple[float, float, float]:
     """(p50 ms, p95 ms, recall@k) over the queries."""
     latencies, recalls = [], []
     for q, query in enumerate(data.queries):
@@ -184,7 +200,7 @@ def measure_queries(store: Store, data: Data, case: Case, k: int) -> tuple[float
         tick = time.perf_counter()
         found = store.dense_candidates(query, k, filters)
         latencies.append(time.perf_counter() - tick)
-        truth = exact_top(data, query, case.mask(q), k)
+        truth = exact_top(data, query, case.mask(q), k, n)
         if truth:
             recalls.append(len({index_of(chunk_id) for chunk_id, _ in found} & truth) / len(truth))
     return (
@@ -194,45 +210,166 @@ def measure_queries(store: Store, data: Data, case: Case, k: int) -> tuple[float
     )
 
 
-def measure_lexical(store: Store, queries: int) -> tuple[float, float]:
+def percentiles(latencies: list[float]) -> str:
+    return f"p50 {1000 * np.percentile(latencies, 50):7.2f} ms  p95 {1000 * np.percentile(latencies, 95):7.2f} ms"
+
+
+def measure_lexical(store: Store, queries: int, common: bool = False) -> tuple[list[float], list[float]]:
+    """(wall, CPU) seconds per full-text query of two words (`common`: the two most frequent words)."""
     rng = np.random.default_rng(1)
-    latencies = []
+    walls, cpus = [], []
     for _ in range(queries):
-        text = " ".join(words(rng, 2))
-        tick = time.perf_counter()
+        text = f"{word(0)} {word(1)}" if common else " ".join(words(rng, 2))
+        tick, cpu = time.perf_counter(), time.process_time()
         store.lexical_candidates(text, 50, SearchFilters())
-        latencies.append(time.perf_counter() - tick)
-    return 1000 * float(np.percentile(latencies, 50)), 1000 * float(np.percentile(latencies, 95))
+        walls.append(time.perf_counter() - tick)
+        cpus.append(time.process_time() - cpu)
+    return walls, cpus
 
 
-def report(name: str, data: Data, store: Store, k: int, ef_values: list[int]) -> None:
+QUESTIONS = [
+    "同步一直失败怎么办", "安装的时候提示权限不够", "登录以后图标没反应", "发票在哪里申请", "代理设置以后连不上网络",
+    "缓存冲突怎么清理", "托盘进程结束不了", "日志在哪个文件夹", "证书过期了怎么更新", "sync stuck at 99%",
+    "proxy settings are ignored", "upload fails with E1024",
+]  # fmt: skip
+
+
+class FixedEmbedder:
+    """The embedder's query vector is replaced by the benchmark's own; the embedding itself still runs."""
+
+    def __init__(self, model: E5Embedder, data: Data) -> None:
+        self.model, self.data, self.calls = model, data, 0
+
+    def embed_query(self, text: str) -> np.ndarray:
+        self.model.embed_query(text)
+        self.calls += 1
+        return self.data.queries[self.calls % len(self.data.queries)]
+
+
+def measure_hybrid(store: Store, embedder: FixedEmbedder, rounds: int) -> tuple[list[float], list[float]]:
+    walls, cpus = [], []
+    for i in range(rounds):
+        tick, cpu = time.perf_counter(), time.process_time()
+        search(store, embedder, QUESTIONS[i % len(QUESTIONS)], k=10)
+        walls.append(time.perf_counter() - tick)
+        cpus.append(time.process_time() - cpu)
+    return walls, cpus
+
+
+def load_average() -> str:
+    return "load {:.1f} {:.1f} {:.1f}".format(*os.getloadavg())
+
+
+def report(name: str, data: Data, store: Store, k: int, ef_values: list[int], n: int | None = None) -> None:
     import threadkeep.store.postgres as postgres_module
 
     for ef in ef_values if name == "postgres" else [0]:
         if ef:
             postgres_module.EF_SEARCH = ef
         label = f"{name} ef_search={ef}" if ef else name
-        for case in cases(data):
+        for case in cases(data, n):
             store.dense_candidates(data.queries[0], k, case.filters(0))  # warm caches
-            p50, p95, recall = measure_queries(store, data, case, k)
+            p50, p95, recall = measure_queries(store, data, case, k, n)
             print(
                 f"  {label:24s} {case.name:20s} top-{k} p50 {p50:7.2f} ms  p95 {p95:7.2f} ms  recall@{k} {recall:.3f}"
+                f"  ({load_average()})"
             )
-    p50, p95 = measure_lexical(store, len(data.queries))
-    print(f"  {name:24s} {'full text (2 words)':20s} top-50 p50 {p50:7.2f} ms  p95 {p95:7.2f} ms")
+    for common in (False, True):
+        walls, cpus = measure_lexical(store, len(data.queries) // (4 if common else 1), common)
+        what = "full text, 2 commonest" if common else "full text, 2 words"
+        print(
+            f"  {name:24s} {what:22s} top-50 {percentiles(walls)}  CPU {percentiles(cpus)}  ({load_average()})"
+        )
 
 
-def run_sqlite(data: Data, k: int, folder: Path) -> None:
-    store = open_store(folder / "scale.db")
-    store.bind_embedder("synthetic", data.vectors.shape[1])
-    store_seconds, prep = load(store, data)
-    n = len(data.vectors)
-    print(f"sqlite: load {n:,} chunks in {store_seconds:.1f} s ({n / store_seconds:,.0f} chunks/s; +{prep:.1f} s prep)")
-    tick = time.perf_counter()
-    store.dense_candidates(data.queries[0], k, SearchFilters())
-    print(f"  in-memory matrix built on the first query in {time.perf_counter() - tick:.1f} s")
-    report("sqlite", data, store, k, [])
-    store.close()
+def disk_mb(path: Path) -> float:
+    files = [path, path.with_name(path.name + "-wal"), path.with_name(path.name + ".vectors")]
+    return sum(f.stat().st_size for f in files if f.exists()) / 1e6
+
+
+PROBE = """
+import json, sys, time
+started = time.perf_counter()
+import numpy as np
+from threadkeep.store import SearchFilters, open_store
+imported = time.perf_counter()
+store = open_store(sys.argv[1])
+opened = time.perf_counter()
+queries = np.load(sys.argv[2])
+store.dense_candidates(queries[0], 10, SearchFilters())
+first = time.perf_counter()
+for query in queries[1:]:
+    store.dense_candidates(query, 50, SearchFilters())
+    store.lexical_candidates("同步 w12", 50, SearchFilters())
+status = dict(line.split(":", 1) for line in open("/proc/self/status"))
+print(json.dumps({"imports": imported - started, "open": opened - imported, "first": first - opened,
+                  "peak_mb": int(status["VmHWM"].split()[0]) / 1024, "rss_mb": int(status["VmRSS"].split()[0]) / 1024}))
+"""
+
+
+def probe(path: Path, data: Data, folder: Path) -> dict:
+    """A fresh process that opens the store, searches 50 times, and reports its open time and peak memory."""
+    queries = folder / "queries.npy"
+    np.save(queries, data.queries[:50])
+    out = subprocess.run([sys.executable, "-c", PROBE, str(path), str(queries)], capture_output=True, text=True,
+                         check=True)  # fmt: skip
+    return json.loads(out.stdout)
+
+
+def cold_cli(path: Path, runs: int = 3) -> list[float]:
+    """Wall seconds of `threadkeep search` in a fresh process, model load and query embedding included."""
+    times = []
+    for question in QUESTIONS[:runs]:
+        tick = time.perf_counter()
+        subprocess.run(
+            [sys.executable, "-m", "threadkeep.cli", "search", "--db", str(path), "--json", question],
+            capture_output=True, check=True,
+        )  # fmt: skip
+        times.append(time.perf_counter() - tick)
+    return times
+
+
+def run_sqlite(data: Data, k: int, folder: Path, sizes: list[int], embedder: E5Embedder) -> None:
+    path = folder / "scale.db"
+    loaded = 0
+    for n in sizes:
+        store = open_store(path)
+        assert isinstance(store, SQLiteStore)
+        store.bind_embedder(embedder.name, data.vectors.shape[1])
+        store_seconds, prep = load(store, data, loaded, n)
+        print(
+            f"sqlite {n:,}: loaded {n - loaded:,} chunks in {store_seconds:.1f} s "
+            f"({(n - loaded) / store_seconds:,.0f} chunks/s; +{prep:.1f} s prep)  ({load_average()})"
+        )
+        loaded = n
+        tick = time.perf_counter()
+        store.close()  # a writer leaves the vector file up to date for the next process
+        print(f"  vector file written at close in {time.perf_counter() - tick:.1f} s; disk {disk_mb(path):,.0f} MB "
+              f"({disk_mb(path) * 1e6 / n:,.0f} MB per million chunks; vector file "
+              f"{path.with_name(path.name + '.vectors').stat().st_size / 1e6:,.0f} MB)")  # fmt: skip
+        figures = probe(path, data, folder)
+        print(f"  fresh process: imports {1000 * figures['imports']:.0f} ms, "
+              f"open_store {1000 * figures['open']:.0f} ms, "
+              f"first vector query (maps the vector file) {1000 * figures['first']:.0f} ms; after 50 searches "
+              f"RSS {figures['rss_mb']:,.0f} MB, peak {figures['peak_mb']:,.0f} MB "
+              "(interpreter, numpy, jieba included)")
+        times = cold_cli(path)
+        print(f"  cold CLI `threadkeep search` (fresh process, model load + embedding included): "
+              f"{', '.join(f'{t:.2f}' for t in times)} s  ({load_average()})")  # fmt: skip
+        store = open_store(path)
+        report("sqlite", data, store, k, [], n)
+        hybrid = FixedEmbedder(embedder, data)
+        measure_hybrid(store, hybrid, 3)
+        walls, cpus = measure_hybrid(store, hybrid, 60)
+        print(f"  {'sqlite':24s} {'warm hybrid search':22s} top-10 {percentiles(walls)}  CPU {percentiles(cpus)}  "
+              f"(query embedding included; {load_average()})")  # fmt: skip
+        walls = []
+        for question in QUESTIONS * 5:
+            tick = time.perf_counter()
+            embedder.embed_query(question)
+            walls.append(time.perf_counter() - tick)
+        print(f"  {'':24s} {'query embedding alone':22s}        {percentiles(walls)}")
+        store.close()
 
 
 def run_postgres(data: Data, k: int, ef_values: list[int], keep: bool) -> None:
@@ -260,11 +397,13 @@ def run_postgres(data: Data, k: int, ef_values: list[int], keep: bool) -> None:
             f"({n / store_seconds:,.0f} chunks/s; +{prep:.1f} s prep), HNSW index dropped"
         )
         tick = time.perf_counter()
-        memory = "1GB" if n <= 300_000 else "4GB"
-        store.create_vector_index(memory=memory)
+        memory = "1GB" if n <= 300_000 else "3GB"
+        workers = max(1, (os.cpu_count() or 2) - 1)
+        store.create_vector_index(memory=memory, workers=workers)
         build = time.perf_counter() - tick
         size = store.db.execute("SELECT pg_size_pretty(pg_relation_size('chunks_embedding'))").fetchone()[0]
-        print(f"  HNSW build (m 16, ef_construction 64, maintenance_work_mem {memory}): {build:.1f} s, {size}")
+        print(f"  HNSW build (m 16, ef_construction 64, maintenance_work_mem {memory}, {workers} parallel workers): "
+              f"{build:.1f} s, {size}  ({load_average()})")  # fmt: skip
         store.db.execute("VACUUM ANALYZE chunks")
         report("postgres", data, store, k, ef_values)
         extra = batches(synthetic(2 * PER_SOURCE, data.vectors.shape[1], 1, seed=99))
@@ -295,11 +434,11 @@ def _fields(item: Chunk) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--n", type=int, default=1_000_000, help="chunks to load (default 1,000,000)")
+    parser.add_argument("--sizes", nargs="*", type=int, default=[10_000, 100_000, 1_000_000], help="SQLite sizes")
+    parser.add_argument("--postgres-sizes", nargs="*", type=int, default=[100_000], help="PostgreSQL sizes")
     parser.add_argument("--dim", type=int, default=384)
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--k", type=int, default=10)
-    parser.add_argument("--backends", nargs="+", default=["sqlite", "postgres"], choices=["sqlite", "postgres"])
     parser.add_argument("--ef-search", nargs="+", type=int, default=[40, 100], help="PostgreSQL hnsw.ef_search")
     parser.add_argument("--keep", action="store_true", help="keep the PostgreSQL database")
     parser.add_argument("--seed", type=int, default=7)
@@ -308,17 +447,19 @@ def main() -> None:
     )
     args = parser.parse_args()
 
+    largest = max([*args.sizes, *args.postgres_sizes])
     tick = time.perf_counter()
-    data = synthetic(args.n, args.dim, args.queries, args.seed, spread=args.spread)
+    data = synthetic(largest, args.dim, args.queries, args.seed, spread=args.spread)
     print(
-        f"{args.n:,} synthetic {args.dim}-d vectors (48-d subspace, 2,000 clusters) "
-        f"in {time.perf_counter() - tick:.1f} s"
+        f"{largest:,} synthetic {args.dim}-d vectors (48-d subspace, 2,000 clusters) "
+        f"in {time.perf_counter() - tick:.1f} s; {os.cpu_count()} cores, {load_average()}"
     )
-    if "sqlite" in args.backends:
+    if args.sizes:
         with tempfile.TemporaryDirectory() as folder:
-            run_sqlite(data, args.k, Path(folder))
-    if "postgres" in args.backends:
-        run_postgres(data, args.k, args.ef_search, args.keep)
+            run_sqlite(data, args.k, Path(folder), sorted(args.sizes), E5Embedder())
+    for n in args.postgres_sizes:
+        part = Data(data.vectors[:n], data.labels[:n], data.queries, data.query_labels)
+        run_postgres(part, args.k, args.ef_search, args.keep)
 
 
 if __name__ == "__main__":

@@ -348,6 +348,12 @@ def _print_hits(hits: list[Hit]) -> None:
 @click.option("--k", default=5, show_default=True, help="How many chunks to return.")
 @click.option("--conversation", default=None, help="Only this conversation (its ref).")
 @click.option("--source-type", type=click.Choice(["chat", "document"]), default=None)
+@click.option(
+    "--per-source",
+    type=click.IntRange(1, 50),
+    default=None,
+    help="Up to N document sections and N chat threads, interleaved (instead of the overall best --k).",
+)
 @click.option("--json", "as_json", is_flag=True)
 @now_option
 @db_option
@@ -356,6 +362,7 @@ def search(
     k: int,
     conversation: str | None,
     source_type: str | None,
+    per_source: int | None,
     as_json: bool,
     now: str | None,
     db: str | None,
@@ -363,7 +370,7 @@ def search(
     """Search the store (dense + full text)."""
     filters = SearchFilters(conversation=conversation, source_type=source_type)
     with KnowledgeBase.open(db) as kb:
-        hits = kb.search(query, k=k, filters=filters, now=parse_now(now))
+        hits = kb.search(query, k=k, filters=filters, now=parse_now(now), per_source=per_source)
     if as_json:
         click.echo(
             json.dumps({"query": query, "hits": [hit_to_dict(hit) for hit in hits]}, ensure_ascii=False, indent=2)
@@ -383,16 +390,34 @@ def search(
     show_default=True,
     help="Word the answer with THREADKEEP_LLM_BASE_URL / THREADKEEP_LLM_MODEL when they are set.",
 )
+@click.option(
+    "--show-nearest",
+    is_flag=True,
+    help="Also list the closest passages not cited, labelled 'Not an answer' (a refusal always lists them).",
+)
 @now_option
 @db_option
 def ask(
-    question: str, k: int, conversation: str | None, as_json: bool, generate: bool, now: str | None, db: str | None
+    question: str,
+    k: int,
+    conversation: str | None,
+    as_json: bool,
+    generate: bool,
+    show_nearest: bool,
+    now: str | None,
+    db: str | None,
 ) -> None:
-    """Answer from the knowledge base: documents and chat cited separately, or an honest no-answer."""
+    """Answer from the knowledge base: documents and chat cited separately, or an honest no-answer with the
+    reason and the closest passages, labelled as not an answer."""
     endpoint = Endpoint.from_environment() if generate else None
     with KnowledgeBase.open(db) as kb:
         answer = kb.ask(
-            question, k=k, filters=SearchFilters(conversation=conversation), now=parse_now(now), endpoint=endpoint
+            question,
+            k=k,
+            filters=SearchFilters(conversation=conversation),
+            now=parse_now(now),
+            endpoint=endpoint,
+            show_nearest=show_nearest,
         )
     if as_json:
         click.echo(json.dumps(answer.to_dict(), ensure_ascii=False, indent=2))

@@ -146,22 +146,18 @@ def rebuild_conversation(
     embedder: Embedder,
     settings: ThreadSettings,
     report: IngestReport,
-    record: ConversationRecord | None = None,
-    based_on: BasedOn | None = None,
+    record: ConversationRecord | None,
     made: dict[str, np.ndarray] | None = None,
 ) -> bool:
     """Re-thread and re-chunk one conversation from all its messages, unless nothing changed.
 
-    Returns whether the store was written. Vectors of chunks whose embedding input is
-    unchanged are reused (from the store, or from `made` by an earlier attempt); only new
-    inputs reach the embedder. `record` is what is stored (read now when not given);
-    with `based_on` the write is refused (`ConcurrentWriteError`) if another writer
-    changed the conversation since.
+    `record` is the stored conversation the messages were computed from (None: not stored yet);
+    the write commits only if it is still the stored one, else `ConcurrentWriteError`. Returns
+    whether the store was written. Vectors of chunks whose embedding input is unchanged are
+    reused (from the store, or from `made` by an earlier attempt); only new inputs are embedded.
     """
     if conversation.kind == "assistant":
         messages = mark_turn_roles(messages)
-    if record is None and based_on is None:
-        record = store.conversation_record(conversation.ref)
     digest = content_hash(conversation, messages, settings)
     if record is not None and record.content_hash == digest:
         return False
@@ -178,6 +174,7 @@ def rebuild_conversation(
         ]
     known = {**(made or {}), **store.embeddings_for(conversation.ref)}
     vectors = _embed_missing(chunks, known, embedder, report, made)
+    based_on = BasedOn(record.content_hash if record else None)
     store.replace_conversation(conversation, digest, messages, threads, chunks, vectors, based_on=based_on)
     report.conversations_rebuilt += 1
     report.threads += len(threads)
@@ -213,11 +210,8 @@ def update_conversation(
     for _ in range(MAX_WRITE_ATTEMPTS):
         record, stored = store.read_conversation(ref)
         conversation, messages = revise(record, stored)
-        based_on = BasedOn(record.content_hash if record else None)
         try:
-            return rebuild_conversation(
-                store, conversation, messages, embedder, settings, report, record, based_on, made
-            )
+            return rebuild_conversation(store, conversation, messages, embedder, settings, report, record, made)
         except ConcurrentWriteError:
             report.redone += 1
     raise StoreError(f"conversation {ref!r} kept being changed by other writers ({MAX_WRITE_ATTEMPTS} tries)")

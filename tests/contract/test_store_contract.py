@@ -561,6 +561,28 @@ def test_an_ingest_and_a_delta_on_the_same_conversation_at_once_lose_nothing(sto
         store.close()
 
 
+def test_searches_answer_while_another_process_rewrites_the_conversation(store_location, tmp_path):
+    everything = conversation_messages("g", 400)
+    write_bundle(tmp_path / "old", everything[:200])
+    grown = write_bundle(tmp_path / "grown", everything)
+    with KnowledgeBase.open(store_location, HashEmbedder(64)) as kb:
+        kb.ingest(tmp_path / "old")
+        context = multiprocessing.get_context("spawn")
+        barrier, results = context.Barrier(2), context.Queue()
+        writer = context.Process(target=write_in_process, args=(store_location, "ingest", str(grown), barrier, results))
+        writer.start()
+        barrier.wait(timeout=60)
+        answered = []
+        while writer.is_alive():
+            hits = kb.search("同步卡住 E1100", k=3)
+            assert hits and all(hit.chunk.source_ref == "g" for hit in hits)
+            answered.append(len(kb.store.load_messages("g")) in (200, 400))  # before or after, never between
+        writer.join(timeout=120)
+        assert writer.exitcode == 0 and results.get(timeout=5)[1] == 1
+        assert answered and all(answered)
+        assert kb.stats()["messages"] == 400 and kb.store.integrity_problems() == []
+
+
 def test_opening_a_new_store_from_several_threads_at_once(store_location):
     errors: list[BaseException] = []
 

@@ -18,7 +18,7 @@ import pytest
 RUN = """
 import json, sys
 from pathlib import Path
-from threadkeep.readers import {name} as reader
+from threadkeep.readers import {module} as reader
 out = []
 for path in sys.argv[1:]:
     result = reader.read(Path(path))
@@ -26,7 +26,9 @@ for path in sys.argv[1:]:
 print(json.dumps(out))
 """
 TIME_LIMIT = 120
+MODULES = {"signal_txt": "signal_export"}  # a second set of cases for a reader with two line formats
 SPACES = " " * 200_000
+KAKAO_PC = "A 님과 카카오톡 대화\n\n--------------- 2024년 3월 9일 토요일 ---------------\n[A] [오전 8:05] ok\n"
 
 
 def _read_in_child(name: str, folder: Path, files: dict[str, str]) -> list[list[int]]:
@@ -38,7 +40,7 @@ def _read_in_child(name: str, folder: Path, files: dict[str, str]) -> list[list[
         path.write_text(text, encoding="utf-8")
         paths.append(str(path))
     done = subprocess.run(
-        [sys.executable, "-c", RUN.format(name=name), *paths],
+        [sys.executable, "-c", RUN.format(module=MODULES.get(name, name)), *paths],
         capture_output=True,
         text=True,
         timeout=TIME_LIMIT,
@@ -64,6 +66,13 @@ CASES: dict[str, dict[str, str]] = {
         "untimed.log": "[10:00] <ann> hi\n=== " + "a " * 100_000 + "\n",
         "speech.log": "[10:00] <ann> hi\n[10:01] <bob>" + SPACES + "x\n[10:02]" + SPACES + "\n",
     },
+    "kakaotalk": {
+        "dashes.txt": KAKAO_PC + "----- " + "-" * 200_000 + " x\n",
+        "separators.txt": KAKAO_PC + " -----x" * 30_000 + "\n",
+        "events.txt": KAKAO_PC + "님이 " * 60_000 + "\n",
+        "mobile.txt": "2024. 3. 9. 오후 7:40, A : ok\n2024. 3. 9. 오후 7:41, " + " : " * 60_000 + SPACES + "\n",
+        "bracket.txt": KAKAO_PC + "[" + "]" * 100_000 + SPACES + "\n",
+    },
     "line": {
         "header.txt": "[LINE] Chat history with" + SPACES + "とのトーク履歴\n\n2023/09/15(Fri)\n09:15\tA\tok\n",
         "message.txt": "2023/09/15(Fri)\n09:15\tA\tok\n09:16\t" + "\t" * 100_000 + SPACES + "\n",
@@ -76,6 +85,22 @@ CASES: dict[str, dict[str, str]] = {
         + "\\u00c5" * 100_000
         + '"}]}'
         + SPACES,
+    },
+    "signal_export": {
+        "chat.md": "[2024-05-29 15:04:00] Me: ok\n[2024-05-29 15:05:00] Me: "
+        + "![" * 50_000
+        + "](" * 50_000
+        + SPACES
+        + "\n(- "
+        + ": " * 50_000 + "\n[2024-05-29 15:06:00] " + ":" * 100_000 + "\n",
+    },
+    "signal_txt": {
+        "Chat (_id1).txt": "[Mar 02, 2024 09:00:05] <A> ok\n[Mar 02, 2024 09:00:06] <A> x"
+        + " (a: b;" * 30_000
+        + SPACES
+        + "\n[Mar 02, 2024 09:00:07] *** <"
+        + "<" * 100_000
+        + "\n",
     },
     "slack": {
         "2013-01-23.json": json.dumps(

@@ -191,3 +191,19 @@ def test_times_with_am_pm_are_read_as_written(tmp_path: Path):
     result = read_path(path)
     assert [message.sent_at.strftime("%H:%M") for message in result.messages] == ["11:59", "12:01", "13:30"]
     assert "clock" not in result.conversations[0].metadata
+
+
+def test_noon_to_one_across_a_day_change_is_no_twelve_hour_evidence(tmp_path: Path):
+    path = tmp_path / "#x.log"
+    path.write_text(
+        "--- Log opened Mon Nov 15 09:00:00 2004\n09:10 <ann> morning\n12:50 <bob> lunch\n"
+        "--- Day changed Tue Nov 16 2004\n01:00 <ann> still up\n",
+        encoding="utf-8",
+    )
+    result = read_path(path)
+    assert "clock" not in result.conversations[0].metadata
+    assert [message.sent_at for message in result.messages] == [
+        datetime(2004, 11, 15, 9, 10, tzinfo=UTC),
+        datetime(2004, 11, 15, 12, 50, tzinfo=UTC),
+        datetime(2004, 11, 16, 1, 0, tzinfo=UTC),
+    ]

@@ -41,18 +41,22 @@ READER_MODULES: tuple[str, ...] = (
     "irc",
     "messenger",
     "line",
+    "kakaotalk",
+    "signal_export",
     "claude_code",
     "codex_cli",
     "gemini_cli",
+    "continue_dev",
     "chatgpt",
     "claude_ai",
+    "specstory",
     "transcript",
 )
 # Formats whose folder is one export, read whole so that what one file says about another
 # (user names, thread parents, resumed sessions, a session's log) is kept. Such a folder is
 # read whole only when no other reader claims a file in it; otherwise its files are read one by one.
 FOLDER_UNITS = frozenset(
-    {"bundle", "slack", "discord", "telegram", "gemini_cli", "claude_code", "codex_cli", "messenger"}
+    {"bundle", "slack", "discord", "telegram", "gemini_cli", "claude_code", "codex_cli", "messenger", "signal"}
 )
 # Readers that accept almost any text: never asked about a file that is a document by its suffix.
 GENERIC_READERS = frozenset({"transcript"})
@@ -86,6 +90,9 @@ COMPANIONS: dict[str, dict[str, str | None]] = {
     "claude_ai": {
         "users.json": _ACCOUNT_DATA,
         "projects.json": "Claude.ai projects are not read",
+    },
+    "signal": {
+        "index.html": "signal-export's HTML view of the chat; read once, from data.json or chat.md",
     },
     "telegram": {
         "messages*.html": "Telegram's HTML view of the chat; read once, from result.json",
@@ -199,9 +206,13 @@ def detect_format(path: Path) -> ModuleType:
     raise UnknownFormatError(f"{path}: not a format threadkeep reads (tried: {tried})")
 
 
+# Hidden folders where tools keep the histories people ingest: walked like any other folder.
+HISTORY_FOLDERS = frozenset({".specstory"})
+
+
 def _is_hidden(name: str) -> bool:
     # "~$name.docx" is the lock file Word leaves beside an open document; __MACOSX holds zip resource forks.
-    return name.startswith((".", "~$")) or name == "__MACOSX"
+    return (name.startswith((".", "~$")) or name == "__MACOSX") and name not in HISTORY_FOLDERS
 
 
 def _companion_reason(readers: set[str], name: str) -> tuple[bool, str | None]:

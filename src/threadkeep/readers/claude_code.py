@@ -31,7 +31,7 @@ from typing import Any
 
 from threadkeep.model import Conversation, ReadResult, Skip
 from threadkeep.readers._assistant import Draft, file_time, finish_drafts, tool_line
-from threadkeep.readers._io import decode, iter_json_lines, loads, parse_time
+from threadkeep.readers._io import decode, iter_json_lines, parse_time
 
 NAME = "claude_code"
 HEAD_BYTES = 64 * 1024
@@ -67,7 +67,7 @@ def _head_records(path: Path) -> tuple[str, list[dict[str, Any]]]:
     records = []
     for line in lines[:10]:
         try:
-            value = loads(line)
+            value = json.loads(line)
         except (json.JSONDecodeError, RecursionError):
             continue
         if isinstance(value, dict):
@@ -148,8 +148,8 @@ def _user_parts(content: Any, draft: Draft, note: list[str], session: _Session) 
             parts.append(_text_of(block, index, note))
         elif kind == "tool_result":
             results += 1
-            use_id = block.get("tool_use_id")
-            owner = session.tool_owners.get(use_id) if isinstance(use_id, str) else None
+            called = block.get("tool_use_id")
+            owner = session.tool_owners.get(called) if isinstance(called, str) else None
             if owner is not None:
                 owner.add_output(block.get("content"))
         elif kind in ("image", "document"):
@@ -228,7 +228,7 @@ class _Session:
         self.drafts: list[Draft] = []
         self.open_reply: Draft | None = None
         self.open_response: str | None = None  # the `message.id` of the open reply
-        self.tool_owners: dict[Any, Draft] = {}
+        self.tool_owners: dict[str, Draft] = {}
         # The latest time any record carried: a message without one was written right after it.
         self.last_time: datetime | None = None
 

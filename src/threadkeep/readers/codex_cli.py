@@ -174,8 +174,8 @@ class _Rollout:
         self.event_drafts: list[Draft] = []
         self.has_user_events = False
         # Tool calls by call id, in each stream, so their output lands with the call.
-        self.calls: dict[Any, Draft] = {}
-        self.event_calls: dict[Any, Draft] = {}
+        self.calls: dict[str, Draft] = {}
+        self.event_calls: dict[str, Draft] = {}
 
     def skip(self, line: int | None, reason: str) -> None:
         self.result.skipped.append(Skip(self.file, line, reason))
@@ -295,8 +295,10 @@ class _Rollout:
             self.item_ids.setdefault((role, text.strip()), []).append(own_id)
 
     def _item(self, payload: dict[str, Any], sent_at: datetime | None, number: int | None) -> None:
-        kind = payload.get("type") if isinstance(payload.get("type"), str) else None
-        if kind == "message":
+        kind = payload.get("type")
+        if not isinstance(kind, str):
+            self.result.ignore("untyped item")
+        elif kind == "message":
             self._message(payload, sent_at, number)
         elif kind in TOOL_CALLS:
             line = _call_line(payload)
@@ -311,13 +313,13 @@ class _Rollout:
         elif kind in TOOL_OUTPUTS:
             self.result.ignore(str(kind))
             output = _output_text(payload.get("output"))
+            call_id = payload.get("call_id")
             for calls in (self.calls, self.event_calls):
-                owner = calls.get(payload.get("call_id")) if isinstance(payload.get("call_id"), str) else None
+                owner = calls.get(call_id) if isinstance(call_id, str) else None
                 if owner is not None:
                     owner.add_output(output)
         else:
-            # reasoning, ghost snapshots...
-            self.result.ignore(str(kind) if isinstance(kind, str) else "untyped item")
+            self.result.ignore(kind)  # reasoning, ghost snapshots...
 
     def _message(self, payload: dict[str, Any], sent_at: datetime | None, number: int | None) -> None:
         role = payload.get("role")
@@ -365,7 +367,7 @@ class _Rollout:
         if kind == "agent_message":
             self._step(self.event_drafts, sent_at).add(text)
             return
-        if payload.get("kind") in CONTEXT_KINDS or _is_context(text):
+        if str(payload.get("kind")) in CONTEXT_KINDS or _is_context(text):
             self.result.ignore("context message")
             return
         draft = Draft(id="", role="user", sent_at=sent_at)

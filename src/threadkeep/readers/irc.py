@@ -229,12 +229,23 @@ def _date_of(year: str, month: str, day: str) -> date | None:
         return None
 
 
-def _twelve_hour(lines: list[_Line]) -> bool:
-    """A 12-hour clock without AM/PM: hours only 1-12, and 12:xx followed by a smaller hour."""
-    hours = [line.clock.hour for line in lines if line.clock is not None and not line.meridiem]
-    if not hours or any(hour == 0 or hour > 12 for hour in hours):
+def _twelve_hour(lines: list[_Line], marker_indices: set[int]) -> bool:
+    """A 12-hour clock without AM/PM: hours only 1-12, and 12:xx followed by a smaller hour on the same day.
+
+    A step across a day-change marker or between lines that carry their own dates is no evidence:
+    a 24-hour log goes from 12:50 to 01:00 that way too.
+    """
+    timed = [
+        (index, line.clock.hour, line.day is not None)
+        for index, line in enumerate(lines)
+        if line.clock is not None and not line.meridiem
+    ]
+    if not timed or any(hour == 0 or hour > 12 for _, hour, _ in timed):
         return False
-    return any(before == 12 and after < 12 for before, after in pairwise(hours))
+    return any(
+        before == 12 and after < 12 and not dated and marker_indices.isdisjoint(range(start + 1, end + 1))
+        for (start, before, _), (end, after, dated) in pairwise(timed)
+    )
 
 
 def _channel(path: Path, lines: list[_Line]) -> str:
@@ -323,7 +334,7 @@ def _read_file(path: Path, result: ReadResult) -> None:
     if not any(line.clock is not None for line in lines):
         result.skipped.append(Skip(file, None, "no IRC lines found"))
         return
-    twelve = _twelve_hour(lines)
+    twelve = _twelve_hour(lines, {index for index, _, _ in markers})
     if day is None and markers:
         day, date_basis = markers[0][1], "log opened / day changed line"
     if day is None:

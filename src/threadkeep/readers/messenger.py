@@ -199,7 +199,7 @@ def _read_thread(files: list[Path], result: ReadResult) -> None:
         if not isinstance(data, dict) or not isinstance(data.get("messages"), list):
             result.skipped.append(Skip(str(path), None, "expected an object with a messages list"))
             continue
-        header = header or data
+        header = data  # ends on message_1.json, which has the thread's current title and participants
         entries.extend((path, index, raw) for index, raw in reversed(list(enumerate(data["messages"]))))
     if header is None:
         return

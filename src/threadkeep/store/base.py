@@ -125,6 +125,9 @@ class ConversationRecord:
 
 
 class Store(Protocol):
+    address: str  # what `open_store` takes to reach this store again (may hold a password)
+    name: str  # how to name the store to someone who must not learn where it is (file or database name)
+
     def close(self) -> None: ...
 
     def bind_embedder(self, name: str, dim: int) -> None:

@@ -26,6 +26,7 @@ import json
 import math
 import struct
 import threading
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -51,7 +52,7 @@ from threadkeep.store.base import (
     require_current,
     thread_rows,
 )
-from threadkeep.store.sqlite import BIGRAM_WEIGHT, input_hash
+from threadkeep.store.sqlite import BIGRAM_WEIGHT, NEWEST_MATCHES, input_hash, plan_terms
 from threadkeep.text import cjk_bigrams, content_tokens
 
 INSTALL_HINT = "install it with `sudo bash scripts/install-pgvector.sh` (Debian) or your system's pgvector package"
@@ -167,6 +168,8 @@ EF_SEARCH = 100
 EXACT_SEARCH_FLOOR = 2_000
 # pgvector's default cap on the chunks an iterative scan visits; raised for big tables.
 MAX_SCAN_TUPLES = 20_000
+# How long the full-text term statistics (ANALYZE's most common elements) are reused.
+TERM_STATISTICS_SECONDS = 300.0
 
 CHUNK_COPY = (
     "COPY chunks (id, source_type, source_ref, title, text, embedding_input, input_hash, embedding, occurred_at, "
@@ -248,12 +251,13 @@ class PostgresStore:
     """A store in one PostgreSQL database, selected by a `postgresql://` URL."""
 
     def __init__(self, url: str) -> None:
-        self.url = url
+        self.url = self.address = url
         self.location = redact(url)
         try:
             given = conninfo_to_dict(url)
         except psycopg.ProgrammingError as error:
             raise StoreError(f"not a PostgreSQL connection URL: {self.location} ({error})") from error
+        self.name = str(given.get("dbname") or given.get("user") or "postgres")
         defaults = {"application_name": "threadkeep", "connect_timeout": 10}
         try:
             # autocommit: reads see what is committed now and hold no snapshot or lock between
@@ -374,7 +378,9 @@ class PostgresStore:
             raise StoreError(f"{self.location} holds vectors that are not {dim}-dimensional: {error}") from error
         self.create_vector_index(cursor)
 
-    def create_vector_index(self, cursor: psycopg.Cursor | None = None, memory: str = "1GB") -> None:
+    def create_vector_index(
+        self, cursor: psycopg.Cursor | None = None, memory: str = "1GB", workers: int | None = None
+    ) -> None:
         """(Re)build the HNSW index. A bulk load drops it first: one build is much faster than
         growing the graph insert by insert."""
         statement = sql.SQL(
@@ -386,8 +392,11 @@ class PostgresStore:
             return
         with self._transaction() as own:
             # The build is many times faster while the graph fits in maintenance_work_mem;
-            # set_config(..., true) lasts until the end of this transaction only.
+            # set_config(..., true) lasts until the end of this transaction only. pgvector builds
+            # in parallel with max_parallel_maintenance_workers helpers besides this backend.
             own.execute("SELECT set_config('maintenance_work_mem', %s, true)", (memory,))
+            if workers is not None:
+                own.execute("SELECT set_config('max_parallel_maintenance_workers', %s, true)", (str(workers),))
             own.execute(statement)
 
     def drop_vector_index(self) -> None:
@@ -740,15 +749,40 @@ class PostgresStore:
                 f"search with the embedder the store was built with ({str(error).strip()})"
             ) from error
 
+    def _term_statistics(self) -> dict[tuple[str, str], int]:
+        """Chunks holding each common full-text term, from ANALYZE's most common elements of the tsvector
+        columns (autovacuum keeps them current); a term not listed is rarer than every listed one."""
+        cached = getattr(self, "_terms", None)
+        if cached is not None and time.monotonic() - cached[0] < TERM_STATISTICS_SECONDS:
+            return cached[1]
+        counts: dict[tuple[str, str], int] = {}
+        with self._lock:
+            total = self.db.execute("SELECT greatest(reltuples, 0) FROM pg_class WHERE oid = 'chunks'::regclass")
+            chunks = total.fetchone()[0]
+            rows = self.db.execute(
+                "SELECT attname, most_common_elems::text::text[], most_common_elem_freqs FROM pg_stats "
+                "WHERE schemaname = current_schema() AND tablename = 'chunks' AND attname IN ('words', 'bigrams') "
+                "AND most_common_elems IS NOT NULL"
+            ).fetchall()
+        for column, terms, frequencies in rows:
+            counts.update({(column, term): int(f * chunks) for term, f in zip(terms, frequencies, strict=False)})
+        self._terms = (time.monotonic(), counts)
+        return counts
+
     def lexical_candidates(self, text: str, k: int, filters: SearchFilters) -> list[tuple[str, float]]:
-        words, bigrams = ts_query_text(content_tokens(text)), ts_query_text(cjk_bigrams(text))
-        if k <= 0 or not (words or bigrams):
+        if k <= 0:
+            return []
+        statistics = self._term_statistics()
+        plan = plan_terms(
+            content_tokens(text), cjk_bigrams(text), lambda column, term: statistics.get((column, term), 0)
+        )
+        words, bigrams = ts_query_text(plan.words), ts_query_text(plan.bigrams)
+        if not (words or bigrams):
             return []
         where, params = self._filter_sql(filters)
         # Word matches decide; bigram matches (weight BIGRAM_WEIGHT) back them up, as in SQLite.
         parts: list[sql.Composable] = []
         matches: list[sql.Composable] = []
-        query_params: list[object] = []
         if words:
             parts.append(sql.SQL("ts_rank(words, websearch_to_tsquery('simple', %s))"))
             matches.append(sql.SQL("words @@ websearch_to_tsquery('simple', %s)"))
@@ -756,10 +790,19 @@ class PostgresStore:
             parts.append(sql.SQL("{} * ts_rank(bigrams, websearch_to_tsquery('simple', %s))").format(BIGRAM_WEIGHT))
             matches.append(sql.SQL("bigrams @@ websearch_to_tsquery('simple', %s)"))
         rank_params = [value for value in (words, bigrams) if value]
-        query_params = [*rank_params, *rank_params, *params, k]
-        statement = sql.SQL(
-            "SELECT id, {} AS rank FROM chunks WHERE ({}) AND {} ORDER BY rank DESC, id LIMIT %s"
-        ).format(sql.SQL(" + ").join(parts), sql.SQL(" OR ").join(matches), where)
+        rank, match = sql.SQL(" + ").join(parts), sql.SQL(" OR ").join(matches)
+        if plan.bounded:
+            # Even the rarest term is in most chunks: rank its newest matches only.
+            statement = sql.SQL(
+                "SELECT id, {} AS rank FROM (SELECT id, words, bigrams FROM chunks WHERE ({}) AND {} "
+                "ORDER BY occurred_ts DESC LIMIT %s) newest ORDER BY rank DESC, id LIMIT %s"
+            ).format(rank, match, where)
+            query_params = [*rank_params, *rank_params, *params, NEWEST_MATCHES, k]
+        else:
+            statement = sql.SQL(
+                "SELECT id, {} AS rank FROM chunks WHERE ({}) AND {} ORDER BY rank DESC, id LIMIT %s"
+            ).format(rank, match, where)
+            query_params = [*rank_params, *rank_params, *params, k]
         with self._lock:
             return [(row[0], float(row[1])) for row in self.db.execute(statement, query_params)]
 

@@ -2,16 +2,22 @@
 
 Chinese full text works because the text is segmented in Python (jieba) and the
 tokens are stored space-separated in an FTS5 `unicode61` column. Vectors are
-float32 blobs in the chunks table; exact cosine search over an in-memory matrix
-answers in milliseconds up to about a million chunks and needs no extension
-(the stdlib `sqlite3` here cannot load one).
+float32 blobs in the chunks table, the source of truth. Searches go through a
+derived index file beside the database (`store.vectors`: int8 inverted lists,
+memory-mapped, so opening costs milliseconds) and re-score the best candidates
+with the float32 vectors. Triggers record every chunk whose vector changes in
+`vector_log`, in the same transaction as the change; the index replays that log
+and is rebuilt whenever it is missing, damaged, or cannot be brought up to date.
+The stdlib `sqlite3` here cannot load extensions, so none is needed.
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
@@ -30,6 +36,10 @@ from threadkeep.store.base import (
     require_current,
     thread_rows,
 )
+from threadkeep.store.vectors import FOLD_AT, Rows, SidecarInvalid, VectorIndex
+from threadkeep.store.vectors import build as build_vectors
+from threadkeep.store.vectors import load as load_vectors
+from threadkeep.store.vectors import save as save_vectors
 from threadkeep.text import cjk_bigrams, content_tokens
 
 MIGRATIONS: list[str] = [
@@ -112,7 +122,30 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (conversation, message_id, reason)
     );
     """,
+    """
+    CREATE TABLE vector_log (seq INTEGER PRIMARY KEY AUTOINCREMENT, chunk INTEGER NOT NULL);
+    CREATE TRIGGER chunks_vector_added AFTER INSERT ON chunks WHEN new.embedding IS NOT NULL
+    BEGIN INSERT INTO vector_log (chunk) VALUES (new.rowid); END;
+    CREATE TRIGGER chunks_vector_removed AFTER DELETE ON chunks WHEN old.embedding IS NOT NULL
+    BEGIN INSERT INTO vector_log (chunk) VALUES (old.rowid); END;
+    CREATE TRIGGER chunks_vector_changed AFTER UPDATE OF embedding, source_type, source_ref, occurred_ts ON chunks
+    WHEN old.embedding IS NOT NULL OR new.embedding IS NOT NULL
+    BEGIN INSERT INTO vector_log (chunk) VALUES (old.rowid); END;
+    INSERT OR IGNORE INTO meta VALUES ('store_id', lower(hex(randomblob(16))));
+    CREATE VIRTUAL TABLE chunks_fts_terms USING fts5vocab(chunks_fts, 'col');
+    """,
 ]
+
+
+def _statements(script: str) -> Iterator[str]:
+    """The statements of a migration; trigger bodies hold semicolons of their own."""
+    statement = ""
+    for part in script.split(";"):
+        statement += part + ";"
+        if sqlite3.complete_statement(statement):
+            if statement.strip(" \n;"):
+                yield statement
+            statement = ""
 
 # Bigrams back up word matches; they count for less so word matches keep deciding the ranking.
 BIGRAM_WEIGHT = 0.1
@@ -123,59 +156,64 @@ def fts_query(tokens: Iterable[str]) -> str:
     return " OR ".join(f'"{token}"' for token in unique)
 
 
+# A full-text query costs about one score per posting of its terms: a word in a third of a
+# million chunks cost 1.2-1.9 CPU-s. Terms are taken rarest first while their postings fit this
+# budget (the rarest always), so codes and rare words decide and the commonest words, which
+# barely move a BM25 ranking anyway, are left out; a store this small never drops a term.
+POSTINGS_BUDGET = 20_000
+# When even the rarest term is past the budget, only its newest matches are ranked, this many.
+NEWEST_MATCHES = 10_000
+
+
+@dataclass(frozen=True, slots=True)
+class TermPlan:
+    words: list[str]
+    bigrams: list[str]
+    bounded: bool  # rank only the newest NEWEST_MATCHES matches
+
+
+def plan_terms(words: Iterable[str], bigrams: Iterable[str], documents: Callable[[str, str], int]) -> TermPlan:
+    """Which query terms to search, given `documents(column, term)`: how many chunks hold the term."""
+    counted = sorted(
+        (documents(column, term), order, column, term)
+        for order, (column, term) in enumerate(
+            [*(("words", w) for w in dict.fromkeys(words)), *(("bigrams", b) for b in dict.fromkeys(bigrams))]
+        )
+    )
+    kept: list[tuple[int, str, str]] = []
+    postings = 0
+    for count, order, column, term in counted:
+        if kept and postings + count > POSTINGS_BUDGET:
+            break
+        kept.append((order, column, term))
+        postings += count
+    kept.sort()
+    return TermPlan(
+        [term for _, column, term in kept if column == "words"],
+        [term for _, column, term in kept if column == "bigrams"],
+        postings > POSTINGS_BUDGET,
+    )
+
+
 def input_hash(text: str) -> str:
     from hashlib import sha256
 
     return sha256(text.encode("utf-8")).hexdigest()
 
 
-class _VectorIndex:
-    """All stored vectors as one matrix, rebuilt when the store's generation changes."""
-
-    def __init__(self, generation: str, rows: list[tuple]) -> None:
-        self.generation = generation
-        self.ids = [row[0] for row in rows]
-        self.source_types = np.array([row[1] for row in rows], dtype=object)
-        self.source_refs = np.array([row[2] for row in rows], dtype=object)
-        self.times = np.array([row[3] for row in rows], dtype=np.float64)
-        self.matrix = (
-            np.vstack([np.frombuffer(row[4], dtype=np.float32) for row in rows])
-            if rows
-            else np.zeros((0, 1), dtype=np.float32)
-        )
-
-    def search(self, query: np.ndarray, k: int, filters: SearchFilters) -> list[tuple[str, float]]:
-        if not self.ids:
-            return []
-        scores = self.matrix @ query.astype(np.float32)
-        mask = np.ones(len(self.ids), dtype=bool)
-        if filters.conversation:
-            mask &= self.source_refs == filters.conversation
-        if filters.source_type:
-            mask &= self.source_types == filters.source_type
-        if filters.since:
-            mask &= self.times >= filters.since.timestamp()
-        if filters.until:
-            mask &= self.times <= filters.until.timestamp()
-        scores = np.where(mask, scores, -np.inf)
-        k = min(k, int(mask.sum()))
-        if k <= 0:
-            return []
-        top = np.argpartition(-scores, k - 1)[:k]
-        top = top[np.argsort(-scores[top])]
-        return [(self.ids[i], float(scores[i])) for i in top]
-
-
 class SQLiteStore:
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
+        self.address = str(path)
+        self.name = path.name
         self.db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
         self.db.execute("PRAGMA journal_mode = WAL")
         self.db.execute("PRAGMA synchronous = NORMAL")
         self.db.execute("PRAGMA foreign_keys = ON")
         self._migrate()
-        self._vectors: _VectorIndex | None = None
+        self._vectors: VectorIndex | None = None
+        self._wrote_vectors = False
 
     def _migrate(self) -> None:
         version = self.db.execute("PRAGMA user_version").fetchone()[0]
@@ -185,9 +223,8 @@ class SQLiteStore:
             self.db.execute("BEGIN IMMEDIATE")
             try:
                 if self.db.execute("PRAGMA user_version").fetchone()[0] == number:
-                    for statement in MIGRATIONS[number].split(";"):
-                        if statement.strip():
-                            self.db.execute(statement)
+                    for statement in _statements(MIGRATIONS[number]):
+                        self.db.execute(statement)
                     self.db.execute(f"PRAGMA user_version = {number + 1}")
                 self.db.execute("COMMIT")
             except BaseException:
@@ -195,6 +232,11 @@ class SQLiteStore:
                 raise
 
     def close(self) -> None:
+        if self._wrote_vectors:
+            # Leave an up-to-date index file for the next process (the next CLI search opens it in
+            # milliseconds). It is derived data: if it cannot be written now, it is rebuilt later.
+            with suppress(OSError, sqlite3.Error, StoreError):
+                self._current_vectors()
         self.db.close()
 
     def _meta(self, key: str) -> str | None:
@@ -420,9 +462,10 @@ class SQLiteStore:
             (source_type, source_ref),
         )
         self.db.execute("DELETE FROM chunks WHERE source_type = ? AND source_ref = ?", (source_type, source_ref))
-        self._bump_generation()
+        self._wrote_vectors = True
 
     def _insert_chunks(self, chunks: Sequence[Chunk], embeddings: dict[str, np.ndarray]) -> None:
+        self._wrote_vectors = True
         for chunk in chunks:
             key = input_hash(chunk.embedding_input)
             vector = embeddings.get(key) if chunk.embedding_input else None
@@ -456,47 +499,178 @@ class SQLiteStore:
                     ),
                 )
 
-    def _bump_generation(self) -> None:
-        self.db.execute(
-            "INSERT INTO meta VALUES ('generation', '1') "
-            "ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+    # --- vectors ----------------------------------------------------------------------------------
+
+    @property
+    def vector_file(self) -> Path:
+        return self.path.with_name(self.path.name + ".vectors")
+
+    @contextmanager
+    def _snapshot(self) -> Iterator[None]:
+        """One read transaction: the log, the chunks and the index agree for its length (WAL)."""
+        if self.db.in_transaction:
+            yield
+            return
+        self.db.execute("BEGIN")
+        try:
+            yield
+        finally:
+            self.db.execute("COMMIT")
+
+    def _vector_dim(self) -> int | None:
+        stored = self._meta("embedder_dim")
+        if stored is not None:
+            return int(stored)
+        row = self.db.execute("SELECT length(embedding) FROM chunks WHERE embedding IS NOT NULL LIMIT 1").fetchone()
+        return None if row is None else row[0] // 4
+
+    def _log_high(self) -> int:
+        row = self.db.execute("SELECT seq FROM sqlite_sequence WHERE name = 'vector_log'").fetchone()
+        return row[0] if row else 0
+
+    def _replayable(self, seq: int, high: int) -> bool:
+        """True when the log still holds every change after `seq` (a trim may have dropped some)."""
+        if seq > high:
+            return False
+        kept = self.db.execute("SELECT count(*) FROM vector_log WHERE seq > ?", (seq,)).fetchone()[0]
+        return kept == high - seq
+
+    def _vector_rows(self, where: str, params: Sequence[object], dim: int) -> Iterator[Rows]:
+        cursor = self.db.execute(
+            f"SELECT rowid, source_type, source_ref, occurred_ts, embedding FROM chunks WHERE embedding IS NOT NULL "
+            f"AND {where}",
+            params,
         )
+        while batch := cursor.fetchmany(8192):
+            if any(len(row[4]) != 4 * dim for row in batch):
+                raise StoreError(f"{self.path} holds vectors that are not {dim}-dimensional; run `threadkeep check`")
+            yield Rows.from_tuples(batch, dim)
+
+    def _current_rows(self, rowids: list[int], dim: int) -> Rows:
+        batches = [
+            batch
+            for start in range(0, len(rowids), 8192)
+            for batch in self._vector_rows(
+                f"rowid IN ({','.join('?' * len(rowids[start : start + 8192]))})", rowids[start : start + 8192], dim
+            )
+        ]
+        return Rows.joined(batches, dim)
+
+    def _current_vectors(self) -> tuple[VectorIndex, int] | None:
+        """The index brought up to the committed state, and the vector dimension (None: no vectors yet)."""
+        with self._snapshot():
+            dim = self._vector_dim()
+            if dim is None:
+                return None
+            identity = {"store_id": self._meta("store_id"), "embedder": self._meta("embedder"), "dim": dim}
+            high = self._log_high()
+            index = self._vectors
+            if index is None or not self._replayable(index.seq, high):
+                index = self._open_vector_file(identity, high)
+            if index is not None and index.seq < high:
+                log = self.db.execute("SELECT DISTINCT chunk FROM vector_log WHERE seq > ?", (index.seq,))
+                touched = [row[0] for row in log]
+                if len(touched) > len(index.segment) // 2 + FOLD_AT:
+                    index = None  # most of the store changed: reading it afresh costs less than replaying
+                else:
+                    index.apply(touched, self._current_rows(touched, dim), high)
+            rebuilt = index is None or index.outgrown
+            if rebuilt:
+                index = VectorIndex(build_vectors(self._vector_rows("1", (), dim), dim), high)
+            self._vectors = index
+        if rebuilt or index.pending >= FOLD_AT:
+            self._vectors = self._write_vector_file(index, identity)
+        return self._vectors, dim
+
+    def _open_vector_file(self, identity: dict[str, object], high: int) -> VectorIndex | None:
+        try:
+            segment, header = load_vectors(self.vector_file, identity)
+        except SidecarInvalid:
+            return None
+        seq = header.get("seq")
+        if not isinstance(seq, int) or not self._replayable(seq, high):
+            return None
+        return VectorIndex(segment, seq)
+
+    def _write_vector_file(self, index: VectorIndex, identity: dict[str, object]) -> VectorIndex:
+        """Fold pending changes into a new file and map it; keep the in-memory index if it cannot be written."""
+        folded = VectorIndex(index.fold(), index.seq) if index.pending else index
+        try:
+            save_vectors(folded.segment, self.vector_file, {**identity, "seq": folded.seq})
+            segment, _ = load_vectors(self.vector_file, identity)
+        except (OSError, SidecarInvalid):
+            return folded
+        self._trim_vector_log(folded.seq)
+        return VectorIndex(segment, folded.seq)
+
+    def _trim_vector_log(self, seq: int) -> None:
+        """Drop log entries the file now holds, if no writer is busy (others replay from the file)."""
+        self.db.execute("PRAGMA busy_timeout = 0")
+        try:
+            self.db.execute("DELETE FROM vector_log WHERE seq <= ?", (seq,))
+        except sqlite3.OperationalError:
+            pass  # busy: the entries stay until a later trim
+        finally:
+            self.db.execute("PRAGMA busy_timeout = 30000")
 
     def dense_candidates(self, query: np.ndarray, k: int, filters: SearchFilters) -> list[tuple[str, float]]:
-        generation = self._meta("generation") or "0"
-        if self._vectors is None or self._vectors.generation != generation:
-            rows = self.db.execute(
-                "SELECT id, source_type, source_ref, occurred_ts, embedding FROM chunks WHERE embedding IS NOT NULL"
-            ).fetchall()
-            self._vectors = _VectorIndex(generation, rows)
-        return self._vectors.search(query, k, filters)
+        if k <= 0:
+            return []
+        query = np.asarray(query, dtype=np.float32)
+        current = self._current_vectors()
+        if current is None:
+            return []
+        index, dim = current
+        if query.shape != (dim,):
+            raise StoreError(
+                f"the query vector has {query.size} dimensions, unlike the {dim} of the vectors in {self.path}; "
+                "search with the embedder the store was built with"
+            )
+        rowids = index.candidates(query, k, filters)
+        # The filters again: a writer may have replaced a candidate since the index was brought up to date.
+        where, params = _filter_sql(filters)
+        scored = [
+            (chunk_id, float(np.frombuffer(blob, dtype=np.float32) @ query))
+            for chunk_id, blob in self.db.execute(
+                f"SELECT c.id, c.embedding FROM chunks c WHERE c.embedding IS NOT NULL{where} AND c.rowid IN "
+                f"({','.join('?' * len(rowids))})",
+                [*params, *rowids],
+            )
+        ]
+        scored.sort(key=lambda pair: -pair[1])
+        return scored[:k]
+
+    def _documents_with(self, column: str, term: str) -> int:
+        row = self.db.execute("SELECT doc FROM chunks_fts_terms WHERE term = ? AND col = ?", (term, column)).fetchone()
+        # Unknown here can still match: the tokenizer may split a query token (c++) or fold it (café).
+        return row[0] if row else 0
 
     def lexical_candidates(self, text: str, k: int, filters: SearchFilters) -> list[tuple[str, float]]:
-        words, bigrams = fts_query(content_tokens(text)), fts_query(cjk_bigrams(text))
+        if k <= 0:
+            return []
+        plan = plan_terms(content_tokens(text), cjk_bigrams(text), self._documents_with)
+        words, bigrams = fts_query(plan.words), fts_query(plan.bigrams)
         query = " OR ".join(filter(None, [words and f"words : ({words})", bigrams and f"bigrams : ({bigrams})"]))
         if not query:
             return []
-        sql = (
-            f"SELECT c.id, bm25(chunks_fts, 1.0, {BIGRAM_WEIGHT}) AS rank FROM chunks_fts "
-            "JOIN chunks c ON c.rowid = chunks_fts.rowid WHERE chunks_fts MATCH ?"
+        where, filter_params = _filter_sql(filters)
+        join = " JOIN chunks c ON c.rowid = chunks_fts.rowid" if where else ""
+        select = f"SELECT chunks_fts.rowid, bm25(chunks_fts, 1.0, {BIGRAM_WEIGHT}) AS rank FROM chunks_fts{join}"
+        if plan.bounded:
+            sql = f"{select} WHERE chunks_fts MATCH ?{where} ORDER BY chunks_fts.rowid DESC LIMIT ?"
+            found = sorted(self.db.execute(sql, [query, *filter_params, NEWEST_MATCHES]), key=lambda row: row[1])[:k]
+        else:
+            sql = f"{select} WHERE chunks_fts MATCH ?{where} ORDER BY rank LIMIT ?"
+            found = self.db.execute(sql, [query, *filter_params, k]).fetchall()
+        if not found:
+            return []
+        ids = dict(
+            self.db.execute(
+                f"SELECT rowid, id FROM chunks WHERE rowid IN ({','.join('?' * len(found))})", [row[0] for row in found]
+            )
         )
-        params: list[object] = [query]
-        if filters.conversation:
-            sql += " AND c.source_ref = ?"
-            params.append(filters.conversation)
-        if filters.source_type:
-            sql += " AND c.source_type = ?"
-            params.append(filters.source_type)
-        if filters.since:
-            sql += " AND c.occurred_ts >= ?"
-            params.append(filters.since.timestamp())
-        if filters.until:
-            sql += " AND c.occurred_ts <= ?"
-            params.append(filters.until.timestamp())
-        sql += " ORDER BY rank LIMIT ?"
-        params.append(k)
         # bm25() is lower-is-better; negate so every candidate list is higher-is-better.
-        return [(row[0], -row[1]) for row in self.db.execute(sql, params)]
+        return [(ids[rowid], -rank) for rowid, rank in found if rowid in ids]
 
     def get_chunks(self, ids: Iterable[str]) -> dict[str, Chunk]:
         ids = list(dict.fromkeys(ids))
@@ -544,3 +718,22 @@ class _Transaction:
             self.db.execute("COMMIT")
         else:
             self.db.execute("ROLLBACK")
+
+
+def _filter_sql(filters: SearchFilters) -> tuple[str, list[object]]:
+    """` AND ...` conditions on chunks `c` for the filters, and their parameters."""
+    clauses, params = [], []
+    if filters.conversation:
+        clauses.append(" AND c.source_ref = ?")
+        params.append(filters.conversation)
+    if filters.source_type:
+        clauses.append(" AND c.source_type = ?")
+        params.append(filters.source_type)
+    if filters.since:
+        clauses.append(" AND c.occurred_ts >= ?")
+        params.append(filters.since.timestamp())
+    if filters.until:
+        clauses.append(" AND c.occurred_ts <= ?")
+        params.append(filters.until.timestamp())
+    return "".join(clauses), params
+

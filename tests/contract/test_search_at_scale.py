@@ -1,0 +1,210 @@
+"""The fast search paths give what exact search gives: vector candidates against numpy, the
+embedded store's derived vector file rebuilt whenever it cannot be trusted, and full-text
+queries whose common words are bounded still finding exact codes."""
+
+from __future__ import annotations
+
+import shutil
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+import pytest
+
+from contract.backends import is_postgres
+from threadkeep.model import Chunk, Conversation, Document
+from threadkeep.store import SearchFilters, open_store
+from threadkeep.store.sqlite import input_hash
+
+DIM = 384
+START = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def clustered(count: int, seed: int) -> np.ndarray:
+    """Unit vectors around a few centres in a low-rank subspace, shaped like text embeddings."""
+    rng = np.random.default_rng(seed)
+    basis = np.linalg.qr(rng.standard_normal((DIM, 48)))[0].T
+    centres = rng.standard_normal((40, 48))
+    latent = centres[rng.integers(0, 40, count)] + rng.standard_normal((count, 48))
+    vectors = (latent @ basis + 0.05 * rng.standard_normal((count, DIM))).astype(np.float32)
+    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+def make_chunk(index: int, ref: str, kind: str, text: str | None = None) -> Chunk:
+    text = text or f"note {index}"
+    common = dict(id=f"{ref}:{index}", source_type=kind, source_ref=ref, text=text, embedding_input=text,
+                  occurred_at=START + timedelta(hours=index))  # fmt: skip
+    if kind == "document":
+        return Chunk(**common, heading_path=(ref,), title=ref)
+    return Chunk(**common, evidence_ids=(f"m{index}",), resolution_state="resolved")
+
+
+def load_sources(store, vectors: np.ndarray, sources: dict[str, tuple[str, range]]) -> dict[str, Chunk]:
+    """Write each source's chunks (vector i for chunk i) through the store's own API."""
+    written = {}
+    for ref, (kind, indexes) in sources.items():
+        chunks = [make_chunk(i, ref, kind) for i in indexes]
+        embeddings = {input_hash(c.embedding_input): vectors[i] for c, i in zip(chunks, indexes, strict=True)}
+        if kind == "document":
+            store.replace_document(Document(ref, ref, START, f"{ref}.md", (), ref), ref, chunks, embeddings)
+        else:
+            store.replace_conversation(Conversation(ref), ref, [], [], chunks, embeddings)
+        written.update({c.id: c for c in chunks})
+    return written
+
+
+def exact(chunks: dict[str, Chunk], vectors: np.ndarray, query: np.ndarray, k: int, keep=lambda c: True) -> list:
+    scored = [(cid, float(vectors[int(cid.rpartition(":")[2])] @ query)) for cid, c in chunks.items() if keep(c)]
+    scored.sort(key=lambda pair: -pair[1])
+    return scored[:k]
+
+
+SOURCES = {
+    "conv-a": ("chat", range(0, 600)),
+    "conv-b": ("chat", range(600, 1200)),
+    "doc-c": ("document", range(1200, 1500)),
+}
+
+
+def test_dense_candidates_are_the_exact_top_hits(store_location):
+    vectors, queries = clustered(1500, 1), clustered(15, 2)
+    store = open_store(store_location)
+    try:
+        store.bind_embedder("clustered", DIM)
+        chunks = load_sources(store, vectors, SOURCES)
+        since = START + timedelta(hours=900)
+        recent = lambda c: c.source_type == "chat" and c.occurred_at >= since  # noqa: E731
+        cases = [
+            (SearchFilters(), lambda c: True),
+            (SearchFilters(conversation="conv-b"), lambda c: c.source_ref == "conv-b"),
+            (SearchFilters(source_type="document"), lambda c: c.source_type == "document"),
+            (SearchFilters(source_type="chat", since=since), recent),
+        ]
+        approximate = []
+        for filters, keep in cases:
+            for query in queries:
+                found = store.dense_candidates(query, 10, filters)
+                truth = exact(chunks, vectors, query, 10, keep)
+                scores = dict(truth)
+                if is_postgres(store_location) and filters == SearchFilters():
+                    # The HNSW graph is approximate (filtered searches this small are exact); the
+                    # scores it returns are still the exact cosines.
+                    approximate.append(len({cid for cid, _ in found} & set(scores)) / 10)
+                    continue
+                assert [cid for cid, _ in found] == [cid for cid, _ in truth], filters
+                assert [s for _, s in found] == pytest.approx([s for _, s in truth], abs=1e-5)
+        assert not approximate or np.mean(approximate) >= 0.9
+    finally:
+        store.close()
+
+
+# The vector file is the embedded store's own.
+
+
+def test_a_missing_damaged_or_foreign_vector_file_is_rebuilt(make_location, tmp_path):
+    store_location = make_location("sqlite")
+    vectors, queries = clustered(1500, 3), clustered(5, 4)
+    store = open_store(store_location)
+    store.bind_embedder("clustered", DIM)
+    chunks = load_sources(store, vectors, SOURCES)
+    store.close()  # a writer leaves the file for the next process
+
+    def answers(location) -> list:
+        reader = open_store(location)
+        try:
+            return [reader.dense_candidates(q, 10, SearchFilters()) for q in queries]
+        finally:
+            reader.close()
+
+    truth = [exact(chunks, vectors, q, 10) for q in queries]
+    path = store.vector_file
+    assert path.exists()
+    assert [[cid for cid, _ in found] for found in answers(store_location)] == [[c for c, _ in t] for t in truth]
+
+    path.unlink()
+    assert [[cid for cid, _ in found] for found in answers(store_location)] == [[c for c, _ in t] for t in truth]
+    assert path.exists()
+
+    whole = path.read_bytes()
+    for damaged in (whole[: len(whole) // 2], whole[:-64] + bytes(64), b"not a vector file"):
+        path.write_bytes(damaged)
+        assert [[cid for cid, _ in found] for found in answers(store_location)] == [[c for c, _ in t] for t in truth]
+        assert path.read_bytes() != damaged
+
+    other = open_store(tmp_path / "other.db")
+    other.bind_embedder("clustered", DIM)
+    load_sources(other, clustered(1500, 9), SOURCES)  # same ids, other vectors
+    other.close()
+    shutil.copy(other.vector_file, path)
+    assert [[cid for cid, _ in found] for found in answers(store_location)] == [[c for c, _ in t] for t in truth]
+
+
+def test_changes_made_after_the_file_was_written_are_searched(make_location, monkeypatch):
+    store_location = make_location("sqlite")
+    vectors, queries = clustered(2100, 5), clustered(8, 6)
+    reader, writer = open_store(store_location), open_store(store_location)
+    try:
+        writer.bind_embedder("clustered", DIM)
+        chunks = load_sources(writer, vectors, SOURCES)
+        reader.dense_candidates(queries[0], 10, SearchFilters())  # the reader's index, from the file
+        stale = reader.vector_file.read_bytes()
+
+        # Another connection replaces one conversation (new vectors), removes the document and adds one.
+        changed = {"conv-a": ("chat", range(1500, 2100)), "conv-d": ("chat", range(1200, 1500))}
+        writer.remove_document("doc-c")
+        chunks = {cid: c for cid, c in chunks.items() if c.source_ref not in ("conv-a", "doc-c")}
+        chunks.update(load_sources(writer, vectors, changed))
+
+        def check(store) -> None:
+            for query in queries:
+                for filters, keep in [
+                    (SearchFilters(), lambda c: True),
+                    (SearchFilters(conversation="conv-a"), lambda c: c.source_ref == "conv-a"),
+                    (SearchFilters(source_type="document"), lambda c: False),
+                ]:
+                    truth = exact(chunks, vectors, query, 10, keep)
+                    assert [cid for cid, _ in store.dense_candidates(query, 10, filters)] == [c for c, _ in truth]
+
+        check(reader)  # replayed from the change log into the reader's delta
+        # A writer that folds the changes into a new file also trims the log ...
+        monkeypatch.setattr("threadkeep.store.sqlite.FOLD_AT", 1)
+        writer.close()
+        check(reader)  # ... so the reader picks up the new file
+        # A stale file whose changes are no longer in the log is not trusted: the store reads SQLite afresh.
+        reader.vector_file.write_bytes(stale)
+        fresh = open_store(store_location)
+        try:
+            check(fresh)
+        finally:
+            fresh.close()
+    finally:
+        reader.close()
+
+
+def test_common_words_are_bounded_and_exact_codes_still_decide(store_location, monkeypatch):
+    # Budgets small enough that this small store has common words: 同步 is in every chunk.
+    monkeypatch.setattr("threadkeep.store.sqlite.POSTINGS_BUDGET", 10)
+    monkeypatch.setattr("threadkeep.store.sqlite.NEWEST_MATCHES", 15)
+    monkeypatch.setattr("threadkeep.store.postgres.NEWEST_MATCHES", 15, raising=False)
+    texts = [f"同步 进度 {i} 卡住" if i % 2 else f"同步 上传 {i}" for i in range(40)]
+    texts[7] = "同步 报错 E1024 重启"
+    texts[21] = "安装 同步 报错 0x80070005"
+    store = open_store(store_location)
+    try:
+        store.bind_embedder("hash-4", 4)
+        chunks = [make_chunk(i, "conv-a", "chat", text) for i, text in enumerate(texts)]
+        vectors = {input_hash(c.embedding_input): np.ones(4, dtype=np.float32) for c in chunks}
+        store.replace_conversation(Conversation("conv-a"), "h", [], [], chunks, vectors)
+        if is_postgres(store_location):
+            store.db.execute("ANALYZE chunks")  # the term statistics the PostgreSQL store reads
+
+        def ids(query: str, k: int = 10, **filters) -> list[str]:
+            return [chunk_id for chunk_id, _ in store.lexical_candidates(query, k, SearchFilters(**filters))]
+
+        assert ids("同步 E1024") == ["conv-a:7"]  # the code decides; the word every chunk has is left out
+        assert ids("0x80070005 同步 报错") == ["conv-a:21", "conv-a:7"]
+        assert ids("同步 0x80070005", conversation="conv-b") == []
+        newest = ids("同步", k=50)  # only the common word: its newest matches, ranked
+        assert 0 < len(newest) <= 15
+        assert {int(chunk_id.rpartition(":")[2]) for chunk_id in newest} <= set(range(25, 40))
+    finally:
+        store.close()
