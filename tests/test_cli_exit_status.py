@@ -122,3 +122,13 @@ def test_max_file_size_is_a_usage_error_when_malformed_and_a_listed_reason_when_
     assert run("ingest", str(tmp_path), "--db", db, "--max-file-size", "lots").exit_code == 2
     result = run("ingest", str(tmp_path), "--db", db, "--max-file-size", "0.001M")
     assert result.exit_code == 1 and "larger than the" in result.output
+
+
+def test_strict_ignores_files_no_reader_takes_but_not_damaged_ones(tmp_path):
+    (tmp_path / "WhatsApp Chat with Ana.txt").write_text(WHATSAPP, encoding="utf-8")
+    (tmp_path / "IMG-0001.jpg").write_bytes(b"\xff\xd8\xff" + bytes(100))
+    db = str(tmp_path / "kb.db")
+    assert run("ingest", str(tmp_path), "--db", db, "--strict").exit_code == 0
+    (tmp_path / "conversations.json").write_text('[{"title": "cut', encoding="utf-8")
+    result = run("ingest", str(tmp_path), "--db", db, "--strict")
+    assert result.exit_code == 3 and "conversations.json:1: not valid JSON" in result.output

@@ -51,7 +51,7 @@ json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON i
 EXIT_OK = 0
 EXIT_NOTHING_READ = 1  # nothing usable was read (or an error stopped the command)
 EXIT_USAGE = 2  # bad options or arguments
-EXIT_SKIPPED = 3  # --strict, and lines, records or files were skipped
+EXIT_SKIPPED = 3  # --strict, and damaged lines, records or files were skipped
 EXIT_CODES_HELP = """
 \b
 Exit status:
@@ -59,7 +59,7 @@ Exit status:
   1  nothing usable was read (no messages, no documents; also when
      --format matched nothing), or an error stopped the command
   2  usage error (bad option or argument)
-  3  with --strict: read, but lines, records or files were skipped
+  3  with --strict: read, but damaged lines, records or files were skipped
 """
 
 
@@ -97,7 +97,10 @@ def _skips_shown(value: str) -> int | None:
 
 
 strict_option = click.option(
-    "--strict", is_flag=True, help="Exit with status 3 when any line, record or file was skipped."
+    "--strict",
+    is_flag=True,
+    help="Exit with status 3 when a line, record or file could not be used (damaged); "
+    "files no reader takes (media, unknown formats) are listed but do not count.",
 )
 skips_option = click.option(
     "--skips",
@@ -490,7 +493,7 @@ def ingest(
                 out.print(f"{source}:", markup=False)
             _print_report(report, shown)
     for source, report in reports:
-        _finish(source, report.read_anything, len(report.skipped) + len(report.not_read), strict, format)
+        _finish(source, report.read_anything, len(report.skipped), strict, format)
 
 
 def _signature(path: Path) -> tuple[int, float, int]:
@@ -632,7 +635,7 @@ def _report_read(path: str, result: ReadResult, shown: int | None, strict: bool,
     """Skips and files not read on stderr; exit now when nothing was read or --strict was broken."""
     _print_skips("skipped", result.skipped, shown)
     _print_skips("not read", result.not_read, shown)
-    _finish(path, bool(result.messages), len(result.skipped) + len(result.not_read), strict, format)
+    _finish(path, bool(result.messages), len(result.skipped), strict, format)
 
 
 def chat_line(message: Message) -> str:

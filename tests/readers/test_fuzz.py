@@ -1,186 +1,68 @@
-"""Every registered reader survives damaged input: it reports, it does not raise.
+"""Every registered reader survives damaged input: it reports, it does not raise, and it finishes.
 
-Each reader gets valid seeds (its fixtures under tests/fixtures/<NAME>/, else any
-fixture or shipped sample its `detect` accepts), which hypothesis then damages:
-truncation, flipped bytes, garbage lines, shuffled or repeated lines, and JSON
-values swapped for values of the wrong type.
+Each reader gets valid seeds (its fixtures under tests/fixtures/<NAME>/, else any fixture or
+shipped sample its `detect` accepts), which hypothesis then damages with the mutations of
+`mutations.py`: truncation, flipped bytes, garbage lines, shuffled or repeated lines, JSON values
+of the wrong type, JSON nested 1,000-5,000 deep, lines of 100k+ spaces / separators / digits, and
+binary garbage. Each input has a bound on its CPU time: far above what a linear reader needs, far below what
+a quadratic one takes on such lines. benchmarks/fuzz_readers.py runs the same mutations on many
+more inputs and measures the time per MB.
 """
 
 from __future__ import annotations
 
-import copy
-import importlib
-import json
-import shutil
+import random
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
-from types import ModuleType
-from typing import Any
+from typing import TypeVar
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from mutations import MUTATIONS, RandomDraw, accepts, reader_module, seeds, stage, time_bound
 
+from threadkeep.documents import is_document
 from threadkeep.model import ReadResult
-from threadkeep.readers import READER_MODULES
-from threadkeep.readers._io import decode
+from threadkeep.readers import READER_MODULES, read_path
 
-ROOT = Path(__file__).resolve().parents[2]
-FIXTURES = ROOT / "tests" / "fixtures"
-SAMPLES = ROOT / "src" / "threadkeep" / "samples"
-MAX_SEED_BYTES = 256 * 1024
-MAX_FILE_SEEDS = 3
 EXAMPLES = 30
-
-WRONG_VALUES: list[Any] = [None, 0, -1, 1e308, True, "", "x", "2025-13-45T99:99:99Z", [], {}, [1, "a"], {"a": None}]
-GARBAGE_LINES: list[bytes] = [
-    b"",
-    b"{",
-    b"[]",
-    b"null",
-    b'{"type": 5}',
-    b'{"type": "user", "message": []}',
-    b'{"timestamp": {}, "type": "response_item", "payload": "x"}',
-    b">",
-    b"> > >",
-    b"\x00\xff\xfe",
-    "乱码\ufffd".encode(),
-    b"12/31/99, 25:61 - : ",
-    b"[99:99] <> ",
-]
+# CPU seconds one input may take. A linear reader needs well under one on these inputs (<1 MB);
+# a quadratic pattern takes minutes on a 100k-character run of spaces.
+TIME_BOUND = 20.0
+T = TypeVar("T")
 
 
-def _module(name: str) -> ModuleType:
-    return importlib.import_module(f"threadkeep.readers.{name}")
+class HypothesisDraw:
+    """Choices drawn from hypothesis, so a failure shrinks to a small, labelled example."""
+
+    def __init__(self, data: st.DataObject) -> None:
+        self.data = data
+
+    def integer(self, low: int, high: int) -> int:
+        return self.data.draw(st.integers(low, high))
+
+    def choice(self, options: Sequence[T]) -> T:
+        return self.data.draw(st.sampled_from(options))
+
+    def binary(self, low: int, high: int) -> bytes:
+        # Large random blobs come from a seed, not byte by byte: hypothesis caps what it generates.
+        size = self.data.draw(st.integers(low, high))
+        rng = self.data.draw(st.randoms(use_true_random=False))
+        return rng.randbytes(size)
 
 
-def _accepts(module: ModuleType, path: Path) -> bool:
-    try:
-        return bool(module.detect(path))
-    except OSError:
-        return False
-
-
-def _is_clean(module: ModuleType, path: Path) -> bool:
-    result = module.read(path)
-    return bool(result.messages) and not result.skipped
-
-
-def _small_files(folder: Path) -> list[Path]:
-    if not folder.is_dir():
-        return []
-    return sorted(p for p in folder.rglob("*") if p.is_file() and p.stat().st_size <= MAX_SEED_BYTES)
-
-
-def seeds(module: ModuleType) -> list[Path]:
-    own = FIXTURES / module.NAME
-    files = [p for p in _small_files(own) if _accepts(module, p)]
-    if not files:
-        # No fixtures of its own yet: anything valid it recognises will do (shipped samples, say).
-        files = [p for folder in (FIXTURES, SAMPLES) for p in _small_files(folder) if _accepts(module, p)]
-    # Damage clean inputs first: a seed that already fails to parse tests little.
-    files.sort(key=lambda p: not _is_clean(module, p))
-    chosen = files[:MAX_FILE_SEEDS]
-    folders = sorted(p for p in own.rglob("*") if p.is_dir()) if own.is_dir() else []
-    folder = next((p for p in [own, *folders] if own.is_dir() and _accepts(module, p)), None)
-    if folder is not None and sum(f.stat().st_size for f in _small_files(folder)) <= 4 * MAX_SEED_BYTES:
-        chosen.append(folder)
-    return chosen
-
-
-def _stage(seed: Path, work: Path) -> tuple[Path, list[Path]]:
-    """Copy a seed (with its sibling files, which some formats need) and say what to read and damage."""
-    if seed.is_dir():
-        target = work / seed.name
-        shutil.copytree(seed, target)
-        return target, sorted(p for p in target.rglob("*") if p.is_file())
-    folder = work / "seed"
-    folder.mkdir()
-    for sibling in seed.parent.iterdir():
-        if sibling.is_file() and sibling.stat().st_size <= MAX_SEED_BYTES:
-            shutil.copy(sibling, folder / sibling.name)
-    return folder / seed.name, [folder / seed.name]
-
-
-def _truncate(data: st.DataObject, raw: bytes) -> bytes:
-    return raw[: data.draw(st.integers(0, max(len(raw) - 1, 0)), label="cut")]
-
-
-def _flip(data: st.DataObject, raw: bytes) -> bytes:
-    if not raw:
-        return raw
-    out = bytearray(raw)
-    for _ in range(data.draw(st.integers(1, 8), label="flips")):
-        position = data.draw(st.integers(0, len(out) - 1), label="at")
-        out[position] ^= data.draw(st.integers(1, 255), label="mask")
-    return bytes(out)
-
-
-def _garbage(data: st.DataObject, raw: bytes) -> bytes:
-    lines = raw.split(b"\n")
-    for _ in range(data.draw(st.integers(1, 4), label="inserts")):
-        line = data.draw(st.sampled_from(GARBAGE_LINES) | st.binary(max_size=40), label="garbage")
-        lines.insert(data.draw(st.integers(0, len(lines)), label="where"), line)
-    return b"\n".join(lines)
-
-
-def _reorder(data: st.DataObject, raw: bytes) -> bytes:
-    lines = raw.split(b"\n")
-    if len(lines) > 1:
-        lines = data.draw(st.permutations(lines), label="order")
-        lines += lines[: data.draw(st.integers(0, 3), label="repeat")]
-    return b"\n".join(lines)
-
-
-def _paths(value: Any, path: tuple = ()) -> list[tuple]:
-    found = [path] if path else []
-    if isinstance(value, dict):
-        for key, item in value.items():
-            found.extend(_paths(item, (*path, key)))
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            found.extend(_paths(item, (*path, index)))
-    return found
-
-
-def _replace(value: Any, path: tuple, new: Any) -> None:
-    for step in path[:-1]:
-        value = value[step]
-    value[path[-1]] = new
-
-
-def _wrong_types(data: st.DataObject, raw: bytes) -> bytes:
-    text, _ = decode(raw, "seed")
-    try:
-        documents = [json.loads(text)]
-        jsonl = False
-    except json.JSONDecodeError:
-        try:
-            documents = [json.loads(line) for line in text.splitlines() if line.strip()]
-        except json.JSONDecodeError:
-            return _flip(data, raw)
-        jsonl = True
-    targets = [(index, path) for index, document in enumerate(documents) for path in _paths(document)]
-    if not targets:
-        return _flip(data, raw)
-    for _ in range(data.draw(st.integers(1, 6), label="replacements")):
-        index, path = data.draw(st.sampled_from(targets), label="target")
-        try:
-            value = copy.deepcopy(data.draw(st.sampled_from(WRONG_VALUES), label="value"))
-            _replace(documents[index], path, value)
-        except (KeyError, IndexError, TypeError):
-            continue  # an earlier replacement removed this path
-    if jsonl:
-        return "\n".join(json.dumps(document, ensure_ascii=False) for document in documents).encode()
-    return json.dumps(documents[0], ensure_ascii=False).encode()
-
-
-MUTATIONS = [_truncate, _flip, _garbage, _reorder, _wrong_types, lambda data, raw: b""]
+def _check(module, target: Path) -> None:
+    with time_bound(TIME_BOUND):
+        accepts(module, target)
+        result = module.read(target)
+    assert isinstance(result, ReadResult)
+    assert all(message.sent_at.tzinfo is not None for message in result.messages)
 
 
 @pytest.mark.parametrize("name", READER_MODULES)
 def test_reader_survives_damaged_input(name: str) -> None:
-    module = _module(name)
+    module = reader_module(name)
     chosen = seeds(module)
     if not chosen:
         pytest.skip(f"no fixture under tests/fixtures/{name}/ that {name}.detect accepts")
@@ -195,20 +77,56 @@ def test_reader_survives_damaged_input(name: str) -> None:
     def damaged(data: st.DataObject) -> None:
         seed = data.draw(st.sampled_from(chosen), label="seed")
         with tempfile.TemporaryDirectory(prefix="threadkeep-fuzz-") as work:
-            target, files = _stage(seed, Path(work))
+            target, files = stage(seed, Path(work))
             victim = data.draw(st.sampled_from(files), label="file")
-            mutate = data.draw(st.sampled_from(MUTATIONS), label="mutation")
-            victim.write_bytes(mutate(data, victim.read_bytes()))
-            result = module.read(target)
+            mutation = data.draw(st.sampled_from(sorted(MUTATIONS)), label="mutation")
+            victim.write_bytes(MUTATIONS[mutation](HypothesisDraw(data), victim.read_bytes()))
+            _check(module, target)
+
+    damaged()
+
+
+@pytest.mark.parametrize("mutation", ["deep_nesting", "long_line", "binary_garbage"])
+def test_every_reader_meets_each_hostile_mutation(mutation: str) -> None:
+    """Each new mutation class on every reader at least once, whatever hypothesis happens to draw above."""
+    for name in READER_MODULES:
+        module = reader_module(name)
+        for seed in seeds(module)[:1]:
+            with tempfile.TemporaryDirectory(prefix="threadkeep-fuzz-") as work:
+                target, files = stage(seed, Path(work))
+                draw = RandomDraw(random.Random(f"{name}:{mutation}"))
+                files[0].write_bytes(MUTATIONS[mutation](draw, files[0].read_bytes()))
+                _check(module, target)
+
+
+def test_the_folder_walk_survives_damaged_folders() -> None:
+    """The walk (detection and dispatch for every file) never raises on a damaged mixed folder."""
+    all_seeds = [seed for name in READER_MODULES for seed in seeds(reader_module(name))[:1]]
+
+    @settings(max_examples=EXAMPLES, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @given(data=st.data())
+    def damaged(data: st.DataObject) -> None:
+        picked = data.draw(st.lists(st.sampled_from(all_seeds), min_size=1, max_size=3, unique=True), label="seeds")
+        with tempfile.TemporaryDirectory(prefix="threadkeep-fuzz-") as work:
+            victims: list[Path] = []
+            for index, seed in enumerate(picked):
+                place = Path(work) / str(index)
+                place.mkdir()
+                victims.extend(stage(seed, place)[1])
+            victim = data.draw(st.sampled_from(victims), label="file")
+            mutation = data.draw(st.sampled_from(sorted(MUTATIONS)), label="mutation")
+            victim.write_bytes(MUTATIONS[mutation](HypothesisDraw(data), victim.read_bytes()))
+            with time_bound(TIME_BOUND):
+                result = read_path(work, is_document=is_document)
         assert isinstance(result, ReadResult)
-        assert all(message.sent_at.tzinfo is not None for message in result.messages)
+        assert all(Path(skip.file).is_relative_to(work) for skip in [*result.skipped, *result.not_read])
 
     damaged()
 
 
 @pytest.mark.parametrize("name", READER_MODULES)
 def test_reader_survives_nothing_useful(name: str, tmp_path: Path) -> None:
-    module = _module(name)
+    module = reader_module(name)
     empty_file = tmp_path / "conversations.json"
     empty_file.write_bytes(b"")
     binary = tmp_path / "messages.jsonl"

@@ -257,3 +257,16 @@ def test_skip_reports_stay_small_however_many_lines_are_bad(tmp_path):
     first = data["skipped"]["first"][0]
     assert (first["file"], first["line"]) == ("messages.jsonl", 2) and "not valid JSON" in first["reason"]
     assert len(report.to_dict(None)["skipped"]["first"]) == 300_000
+
+
+def test_gemini_projects_and_messenger_threads_stay_whole_in_a_mixed_folder(tmp_path):
+    """A Gemini CLI project (logs.json beside chats/) and a Messenger thread of several files are one unit each."""
+    shutil.copytree(FIXTURES / "gemini_cli" / "tmp", tmp_path / "gemini")
+    shutil.copytree(FIXTURES / "messenger" / "messages", tmp_path / "facebook" / "messages")
+    (tmp_path / "WhatsApp Chat with Ana.txt").write_text(WHATSAPP, encoding="utf-8")
+    units, _, _ = _plan_summary(tmp_path)
+    assert sorted(units.values()) == ["gemini_cli", "messenger", "messenger", "whatsapp"]
+    assert all(units[name] != "messenger" or name.startswith("facebook/messages/inbox/") for name in units)
+    walked = read_path(tmp_path)
+    alone = [read_path(FIXTURES / "gemini_cli" / "tmp"), read_path(FIXTURES / "messenger")]
+    assert {m.id for m in walked.messages} >= {m.id for result in alone for m in result.messages}

@@ -28,7 +28,7 @@ from pathlib import Path, PurePosixPath
 from types import ModuleType
 
 from threadkeep.model import Conversation, ReadResult, Skip
-from threadkeep.readers._io import decode, json_error_reason, max_file_bytes, size_text
+from threadkeep.readers._io import decode, json_error_reason, loads, max_file_bytes, size_text
 
 # Detection order matters: specific formats before generic ones (plain text last).
 READER_MODULES: tuple[str, ...] = (
@@ -234,7 +234,7 @@ def _json_problem(path: Path) -> tuple[int | None, str] | None:
     except OSError:
         return None
     try:
-        json.loads(text)
+        loads(text)
         return None
     except json.JSONDecodeError as error:
         whole = error
@@ -245,7 +245,7 @@ def _json_problem(path: Path) -> tuple[int | None, str] | None:
             if not line.strip():
                 continue
             try:
-                json.loads(line)
+                loads(line)
             except json.JSONDecodeError as error:
                 return number, json_error_reason(error, line)
             except RecursionError:
@@ -383,6 +383,9 @@ class _Walk:
         """Walk `path`, called `shown` in what the plan reports ("" for a folder shown relative to itself)."""
         path = path.absolute()
         self.plan._prefixes.append((str(path), shown))
+        if path.resolve() != path:
+            # A reader that resolves symbolic links reports the real path; it is still this one.
+            self.plan._prefixes.append((str(path.resolve()), shown))
         if path.is_dir():
             self.folder(path, shown, path.resolve(), None)
         elif self._is_archive(path, top=True):
@@ -499,7 +502,7 @@ class _Walk:
         except ArchiveError as error:
             self.plan.broken.append(Skip(shown, None, str(error)))
             return
-        self.plan._prefixes.append((str(folder), shown))
+        self.plan._prefixes.extend({(str(folder), shown), (str(folder.resolve()), shown)})
         self.plan._unpacked.append(folder)
         self.folder(folder, shown, folder.resolve(), None, depth)
 

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from threadkeep.model import TOOL_TEXT_KEY, Message, ReadResult
+from threadkeep.readers._io import loads
 
 TOOL_ARGUMENT_CHARS = 120
 TOOL_OUTPUT_CHARS = 400
@@ -76,7 +77,7 @@ def key_argument(arguments: Any) -> str:
         stripped = arguments.strip()
         if stripped.startswith("{"):
             try:
-                return key_argument(json.loads(stripped))
+                return key_argument(loads(stripped))
             except (json.JSONDecodeError, RecursionError):
                 return stripped
         patched = _PATCH_FILE.findall(stripped)

@@ -65,6 +65,23 @@ def decode(data: bytes, file: str) -> tuple[str, list[Skip]]:
             return text, [Skip(file, line, "invalid UTF-8 bytes replaced with U+FFFD")]
 
 
+# Python refuses to turn more than 4,300 digits into an int (the conversion is quadratic) and
+# json raises a plain ValueError for it; a number that long is no id or time anyone wrote.
+_INT_DIGITS = 4_300
+
+
+def _json_int(digits: str) -> int | float:
+    return int(digits) if len(digits) <= _INT_DIGITS else float(digits)
+
+
+_DECODER = json.JSONDecoder(parse_int=_json_int)
+
+
+def loads(text: str) -> Any:
+    """`json.loads` that reads a number of any length (a huge one becomes a float) instead of raising ValueError."""
+    return _DECODER.decode(text)
+
+
 def json_error_reason(error: json.JSONDecodeError, text: str) -> str:
     """Why JSON text does not parse, with the column (the Skip carries the line), and whether it was cut short."""
     message = error.msg.removesuffix(" starting at")
@@ -100,7 +117,7 @@ def iter_json_lines(path: Path) -> Iterator[tuple[int, Any] | Skip]:
             yield Skip(str(path), number, f"line of {len(line):,} characters is longer than {MAX_LINE_CHARS:,}")
             continue
         try:
-            yield number, json.loads(line)
+            yield number, loads(line)
         except json.JSONDecodeError as error:
             yield Skip(str(path), number, json_error_reason(error, line))
         except RecursionError:
@@ -128,7 +145,7 @@ def load_json(path: Path) -> tuple[Any, list[Skip]]:
     if not text.strip():
         return None, [*problems, Skip(str(path), None, "file is empty")]
     try:
-        return json.loads(text), problems
+        return loads(text), problems
     except json.JSONDecodeError as error:
         return None, [*problems, Skip(str(path), error.lineno, json_error_reason(error, text))]
     except RecursionError:
@@ -177,7 +194,7 @@ def json_array_items(text: str, start: int, file: str) -> Iterator[tuple[int, An
     Parsing element by element keeps everything before a break: an export cut off
     mid-write (a full disk, a killed exporter) loses only its tail, reported as a Skip.
     """
-    decoder = json.JSONDecoder()
+    decoder = _DECODER
     position = skip_space(text, start + 1)
     line = text.count("\n", 0, position) + 1
     counted_to = position

@@ -29,7 +29,7 @@ from typing import Any
 
 from threadkeep.model import Conversation, ReadResult, Skip
 from threadkeep.readers._assistant import Draft, file_time, finish_drafts, tool_line
-from threadkeep.readers._io import decode, iter_json_lines, load_json, parse_time
+from threadkeep.readers._io import decode, iter_json_lines, load_json, loads, parse_time
 
 NAME = "codex_cli"
 HEAD_BYTES = 64 * 1024
@@ -152,7 +152,7 @@ def _output_text(output: Any) -> Any:
     """A tool call's output: Codex often writes it as a JSON string `{"output": ..., "metadata": ...}`."""
     if isinstance(output, str) and output.lstrip().startswith("{"):
         try:
-            value = json.loads(output)
+            value = loads(output)
         except (json.JSONDecodeError, RecursionError):
             return output
         return value.get("output", output) if isinstance(value, dict) else output

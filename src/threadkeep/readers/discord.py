@@ -26,7 +26,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from threadkeep.model import Conversation, Message, ReadResult, Skip
-from threadkeep.readers._io import confined, json_array_items, parse_time, read_text_or_skip, too_deep
+from threadkeep.readers._io import confined, json_array_items, loads, parse_time, read_text_or_skip, too_deep
 
 NAME = "discord"
 
@@ -86,7 +86,7 @@ def _load(path: Path, skipped: list[Skip]) -> tuple[dict[str, Any] | None, list[
         return None, []
     try:
         try:
-            data = json.loads(text)
+            data = loads(text)
         except json.JSONDecodeError as error:
             return _salvage(text, file, error, skipped)
     except RecursionError:
@@ -111,7 +111,7 @@ def _salvage(
     header = None
     if found is not None:
         try:
-            header = json.loads(text[: found.start()] + '"messages": []}')
+            header = loads(text[: found.start()] + '"messages": []}')
         except json.JSONDecodeError:
             header = None
     if found is None or not isinstance(header, dict):

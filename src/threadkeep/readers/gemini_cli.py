@@ -34,7 +34,7 @@ from typing import Any
 
 from threadkeep.model import Conversation, ReadResult, Skip
 from threadkeep.readers._assistant import Draft, file_time, finish_drafts, tool_line
-from threadkeep.readers._io import decode, head_lines, iter_json_lines, load_json, parse_time
+from threadkeep.readers._io import decode, head_lines, iter_json_lines, load_json, loads, parse_time
 
 NAME = "gemini_cli"
 HEAD_BYTES = 64 * 1024
@@ -64,7 +64,7 @@ def _is_log(path: Path) -> bool:
         if not line.strip():
             continue
         try:
-            return _is_metadata(json.loads(line.lstrip("\ufeff")))
+            return _is_metadata(loads(line.lstrip("\ufeff")))
         except (json.JSONDecodeError, RecursionError):
             return False
     return False

@@ -32,7 +32,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from threadkeep.model import Conversation, Message, ReadResult, Skip
-from threadkeep.readers._io import confined, json_array_items, read_text_or_skip, too_deep
+from threadkeep.readers._io import confined, json_array_items, loads, read_text_or_skip, too_deep
 
 NAME = "telegram"
 
@@ -99,7 +99,7 @@ def _load(path: Path, skipped: list[Skip]) -> Any:
         return None
     try:
         try:
-            return json.loads(text)
+            return loads(text)
         except json.JSONDecodeError as error:
             return _salvage(text, file, error, skipped)
     except RecursionError:
@@ -114,7 +114,7 @@ def _salvage(text: str, file: str, error: json.JSONDecodeError, skipped: list[Sk
     header = None
     if found is not None:
         try:
-            header = json.loads(text[: found.start()] + '"messages": []}')
+            header = loads(text[: found.start()] + '"messages": []}')
         except json.JSONDecodeError:
             header = None
     if found is None or not isinstance(header, dict) or "chats" in header:
