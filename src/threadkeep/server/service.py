@@ -107,7 +107,9 @@ class IngestRoots:
     def public_text(self, text: str) -> str:
         """A message with every allowed folder's own path taken out (the deepest first)."""
         for root in sorted(self.roots, key=lambda root: len(str(root)), reverse=True):
-            text = text.replace(str(root) + os.sep, "").replace(str(root), ".")
+            if root != Path(root.anchor):  # "/" as a folder: every path is already relative to it
+                text = text.replace(str(root) + os.sep, "")
+                text = re.sub(re.escape(str(root)) + r"(?![^\s'\"(),;:])", ".", text)
         return text
 
     def check(self, requested: str) -> Path:
