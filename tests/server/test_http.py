@@ -408,6 +408,40 @@ def test_a_search_answers_while_an_ingest_is_still_running(folders):
         service.close()
 
 
+def test_a_killed_ingest_worker_fails_that_ingest_only(folders):
+    from threading import Thread
+
+    allowed = folders["allowed"]
+    os.mkfifo(allowed / "stuck.txt")
+    service = Service.open(str(folders["tmp"] / "ingest.db"), IngestRoots([allowed]), embedder="hash-64")
+    results: dict[str, httpx.Response] = {}
+    try:
+        with TestClient(create_app(service), base_url=BASE) as client:
+            body = {"path": "stuck.txt", "format": "transcript"}
+            ingest = Thread(target=lambda: results.update(stuck=client.post("/api/ingest", json=body)))
+            ingest.start()
+            with (allowed / "stuck.txt").open("w"):  # the worker is reading the pipe now
+                service._worker._process.kill()
+                ingest.join(timeout=60)
+            assert_error(results["stuck"], 500, "stopped unexpectedly")
+            again = client.post("/api/ingest", json={"path": "docs"})  # a new worker takes the next ingest
+            assert again.status_code == 200 and again.json()["documents"] == 1
+    finally:
+        service.close()
+
+
+def test_paths_are_shown_relative_to_their_ingest_folder(tmp_path):
+    (tmp_path / "a" / "deep").mkdir(parents=True)
+    (tmp_path / "b").mkdir()
+    roots = IngestRoots([tmp_path / "a", tmp_path / "a" / "deep", tmp_path / "b"])
+    a = (tmp_path / "a").resolve()
+    assert roots.public(a / "x" / "f.json") == "x/f.json"
+    assert roots.public(a / "deep" / "g.txt") == "g.txt"  # the deepest folder holding it
+    assert roots.public(a) == "." and roots.public("/etc/passwd") == "passwd"
+    assert roots.public_text(f"cannot read {a}/x/f.json in {a}, not {a}x/y") == f"cannot read x/f.json in ., not {a}x/y"
+    assert str(tmp_path) not in roots.describe() and "'a'" in roots.describe()
+
+
 def test_ingest_is_off_without_configured_folders(folders):
     with ingest_client(folders, []) as client:
         path = str(folders["allowed"] / "docs")
