@@ -365,12 +365,15 @@ def test_no_response_names_a_server_path(folders):
         assert report.status_code == 200, report.text
         assert report.json()["path"] == "exports/group" and report.json()["messages_read"] == 1
         (skip,) = report.json()["skipped"]["first"]
-        assert skip["file"] == "exports/group/messages.jsonl" and skip["line"] == 2, skip
+        assert skip["file"] == "exports/group/messages.jsonl" and skip["line"] == 2, skip  # as sent: from the folder
+        assert skip["reason"].startswith("not valid JSON")
         assert client.post("/api/ingest", json={"path": "docs"}).json()["path"] == "docs"
         stats = client.get("/api/stats")
         assert stats.json()["location"] == "ingest.db" and stats.json()["documents"] == 1
         unknown = client.post("/api/ingest", json={"path": "odd.bin"})
-        assert [item["file"] for item in unknown.json()["not_read"]["first"]] == ["odd.bin"]
+        assert unknown.status_code == 200 and [item["file"] for item in unknown.json()["not_read"]["first"]] == [
+            "odd.bin"
+        ]
         assert_error(client.post("/api/ingest", json={"path": "/etc/passwd"}), 403, "'allowed'")
         forced = client.post("/api/ingest", json={"path": "odd.bin", "format": "bundle"})  # the reader refuses it
         responses = (report, stats, unknown, forced, client.get("/api/conversations"), client.get("/api/documents"))
