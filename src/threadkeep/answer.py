@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -23,7 +24,8 @@ NOT_AN_ANSWER = "Not an answer: "
 EXCERPT_LINES = 4
 EXCERPT_CHARS = 160
 
-MEDIA_NOTE = "The discussion includes an image/video whose content is not included here."
+MEDIA_NOTE = "The discussion includes an attachment whose content was not read."
+MAX_NAMED_ATTACHMENTS = 5
 _TRANSCRIPT_LINE = re.compile(r"^\[(?P<when>[^\]]+)\] (?P<who>[^:]+): (?P<text>.*)$")
 
 
@@ -92,8 +94,20 @@ class Answer:
         }
 
 
-def chat_label(chunk: Chunk, conversation_title: str) -> str:
+def media_note(attachments: Sequence[str]) -> str:
+    """The note on a discussion whose attachments were not read, each named as the export named it."""
+    if not attachments:
+        return MEDIA_NOTE
+    named = ", ".join(attachments[:MAX_NAMED_ATTACHMENTS]) + (", …" if len(attachments) > MAX_NAMED_ATTACHMENTS else "")
+    some = "an attachment" if len(attachments) == 1 else f"{len(attachments)} attachments"
+    return f"The discussion includes {some} whose content was not read: {named}."
+
+
+def chat_label(chunk: Chunk, conversation_title: str, kind: str = "group") -> str:
     where, day = conversation_title or chunk.source_ref, f"{chunk.occurred_at:%Y-%m-%d}"
+    if kind == "assistant":
+        # A person's own assistant session: nobody else was there to confirm or refute the reply.
+        return f"From the assistant session {where} on {day}"
     if chunk.resolution_state == "resolved":
         return f"Resolved in {where} on {day} (someone confirmed the fix worked)"
     if chunk.resolution_state == "workaround":
@@ -147,7 +161,15 @@ def _shorten(text: str, limit: int = EXCERPT_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def citation_of(hit: Hit, question: str, conversation_titles: dict[str, str], note: str | None = None) -> Citation:
+def citation_of(
+    hit: Hit,
+    question: str,
+    conversation_titles: dict[str, str],
+    note: str | None = None,
+    conversation_kinds: dict[str, str] | None = None,
+    attachments: Callable[[Chunk], Sequence[str]] | None = None,
+) -> Citation:
+    """`attachments(chunk)` names a chat chunk's unread attachments (file name or kind) for its note."""
     chunk = hit.chunk
     notes = (note,) if note else ()
     if chunk.source_type == "document":
@@ -165,20 +187,22 @@ def citation_of(hit: Hit, question: str, conversation_titles: dict[str, str], no
             notes=notes,
         )
     title = conversation_titles.get(chunk.source_ref, chunk.source_ref)
+    kind = (conversation_kinds or {}).get(chunk.source_ref, "group")
+    media = (media_note(attachments(chunk) if attachments else ()),) if chunk.has_unresolved_media else ()
     return Citation(
         chunk.id,
         "chat",
         chunk.source_ref,
         title,
         chunk.occurred_at,
-        chat_label(chunk, title),
+        chat_label(chunk, title, kind),
         chat_excerpt(chunk, question),
         hit.score,
         hit.dense_score,
         evidence_ids=chunk.evidence_ids,
-        resolution_state=chunk.resolution_state,
+        resolution_state=chunk.resolution_state if kind != "assistant" else None,
         started_at=chunk.started_at,
-        notes=notes + ((MEDIA_NOTE,) if chunk.has_unresolved_media else ()),
+        notes=notes + media,
     )
 
 
@@ -188,22 +212,30 @@ def build_answer(
     conversation_titles: dict[str, str],
     assessment: Assessment,
     show_nearest: bool = False,
+    conversation_kinds: dict[str, str] | None = None,
+    attachments: Callable[[Chunk], Sequence[str]] | None = None,
 ) -> Answer:
     """The answer `assessment` allows: grouped citations, or no answer with its reason and the nearest passages
-    labelled as not an answer. `show_nearest` adds those passages to an answer too, in the same labelling."""
+    labelled as not an answer. `show_nearest` adds those passages to an answer too, in the same labelling.
+    `conversation_kinds` (assistant sessions carry no resolution claim) and `attachments` go to `citation_of`."""
+
+    def cite(hit: Hit) -> Citation:
+        note = assessment.notes.get(hit.chunk.id)
+        return citation_of(hit, question, conversation_titles, note, conversation_kinds, attachments)
+
     answer = Answer(question=question, status="answered" if assessment.answerable else "no_answer")
     answer.flags = list(assessment.flags)
     if assessment.answerable:
         for hit in citable(question, hits, assessment):
             group = answer.documents if hit.chunk.source_type == "document" else answer.chat
             if len(group) < MAX_PER_GROUP:
-                group.append(citation_of(hit, question, conversation_titles, assessment.notes.get(hit.chunk.id)))
+                group.append(cite(hit))
     else:
         answer.reason = assessment.reason
     if not assessment.answerable or show_nearest:
         cited = {citation.chunk_id for citation in answer.documents + answer.chat}
         for hit in [hit for hit in hits if hit.chunk.id not in cited][:MAX_NEAREST]:
-            citation = citation_of(hit, question, conversation_titles, assessment.notes.get(hit.chunk.id))
+            citation = cite(hit)
             answer.nearest.append(dataclasses.replace(citation, label=NOT_AN_ANSWER + citation.label))
     answer.text = render_text(answer)
     return answer

@@ -9,8 +9,8 @@ with KnowledgeBase.open("team.db") as kb:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import datetime
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from pathlib import Path
 
 from threadkeep.answer import Answer, build_answer
@@ -20,18 +20,62 @@ from threadkeep.documents import is_document
 from threadkeep.embed import Embedder, get_embedder
 from threadkeep.generate import Endpoint, generate
 from threadkeep.ingest import IngestReport, ProgressCallback, ingest_path
-from threadkeep.model import Hit, Message, ReadResult, Thread
+from threadkeep.model import Chunk, Conversation, Hit, Message, ReadResult, Thread
 from threadkeep.readers import Limits, read_path
 from threadkeep.search import SearchSettings, retrieve
 from threadkeep.store import SearchFilters, Store, open_store
+from threadkeep.text import is_question
 from threadkeep.threads import ThreadSettings, build_threads
+
+# An example question is a single short line, so it reads as something a person would type.
+EXAMPLE_CHARS = (6, 80)
+
+
+def display_title(conversation: Conversation) -> str:
+    """How a conversation is named wherever it is shown: its title, and for a coding assistant's
+    session (titled by its first question) also the project folder it ran in."""
+    title = conversation.title or conversation.ref
+    project = conversation.metadata.get("cwd") if conversation.kind == "assistant" else None
+    return f"{title} (in {project})" if project else title
+
+
+def attachment_name(message: Message) -> str:
+    """`[文件] 日志.zip` as exported, or the file name with its kind, or the kind alone."""
+    text = message.text.strip().splitlines()[0] if message.text.strip() else ""
+    if text.startswith(("[", "<")):
+        return text
+    return f"{text} ({message.kind})" if text else f"a {message.kind}"
+
+
+def hit_to_dict(hit: Hit) -> dict:
+    """The one JSON shape of a search hit."""
+    chunk = hit.chunk
+    return {
+        "chunk_id": chunk.id,
+        "source_type": chunk.source_type,
+        "source_ref": chunk.source_ref,
+        "title": chunk.title,
+        "text": chunk.text,
+        "evidence_ids": list(chunk.evidence_ids) if chunk.evidence_ids is not None else None,
+        "occurred_at": chunk.occurred_at.isoformat(),
+        "resolution_state": chunk.resolution_state,
+        "has_unresolved_media": chunk.has_unresolved_media,
+        "heading_path": list(chunk.heading_path) if chunk.heading_path is not None else None,
+        "score": hit.score,
+    }
 
 
 @dataclass(frozen=True, slots=True)
 class ThreadView:
+    """A thread's messages, with `context` messages of the conversation around it when asked for.
+
+    `cited` holds the messages the citation rests on; `in_thread` those of the thread itself.
+    """
+
     conversation: str
     messages: list[Message]
     cited: frozenset[str]
+    in_thread: frozenset[str] = frozenset()
 
     def to_dict(self) -> dict:
         return {
@@ -46,6 +90,7 @@ class ThreadView:
                     "kind": m.kind,
                     "recalled": m.recalled,
                     "cited": m.id in self.cited,
+                    "in_thread": m.id in self.in_thread if self.in_thread else True,
                 }
                 for m in self.messages
             ],
@@ -58,10 +103,13 @@ class KnowledgeBase:
         self._embedder = embedder
 
     @classmethod
-    def open(cls, location: str | Path | None = None, embedder: Embedder | str | None = None) -> KnowledgeBase:
+    def open(
+        cls, location: str | Path | None = None, embedder: Embedder | str | None = None, create: bool = True
+    ) -> KnowledgeBase:
+        """The knowledge base at `location`; without `create`, `StoreNotFound` when there is none yet."""
         if isinstance(embedder, str):
             embedder = get_embedder(embedder)
-        return cls(open_store(location), embedder)
+        return cls(open_store(location, create=create), embedder)
 
     @property
     def embedder(self) -> Embedder:
@@ -98,8 +146,24 @@ class KnowledgeBase:
         settings: SearchSettings | None = None,
         per_source: int | None = None,
     ) -> list[Hit]:
-        """The best `k` hits; with `per_source`, up to that many documents and chat threads each, interleaved."""
-        return retrieve(self.store, self.embedder, query, k, filters, now, settings, per_source).hits
+        """The best `k` hits; with `per_source`, up to that many documents and chat threads each, interleaved.
+        Chat hits are named by their conversation's title."""
+        hits = retrieve(self.store, self.embedder, query, k, filters, now, settings, per_source).hits
+        conversations = self._conversations_of(hits)
+        return [self._as_shown(hit, conversations.get(hit.chunk.source_ref)) for hit in hits]
+
+    @staticmethod
+    def _as_shown(hit: Hit, conversation: Conversation | None) -> Hit:
+        """A chat hit named by its conversation's title; an assistant session claims no resolution state."""
+        if hit.chunk.source_type != "chat" or conversation is None:
+            return hit
+        state = None if conversation.kind == "assistant" else hit.chunk.resolution_state
+        return replace(hit, chunk=replace(hit.chunk, title=display_title(conversation), resolution_state=state))
+
+    def _conversations_of(self, hits: list[Hit]) -> dict[str, Conversation]:
+        refs = {hit.chunk.source_ref for hit in hits if hit.chunk.source_type == "chat"}
+        records = {ref: self.store.conversation_record(ref) for ref in refs}
+        return {ref: record.conversation for ref, record in records.items() if record is not None}
 
     def ask(
         self,
@@ -119,17 +183,33 @@ class KnowledgeBase:
             return answer
         # Each source is retrieved and scaled on its own, so documents cannot crowd chat out (or the reverse).
         retrieval = retrieve(self.store, self.embedder, question, k, filters, now, per_source=k)
-        titles = {item["ref"]: str(item["title"]) for item in self.store.list_conversations()}
         assessment = assess(question, retrieval, self.store, filters)
-        answer = build_answer(question, retrieval.hits, titles, assessment, show_nearest)
+        conversations = self._conversations_of(retrieval.hits)
+        hits = [self._as_shown(hit, conversations.get(hit.chunk.source_ref)) for hit in retrieval.hits]
+        titles = {ref: display_title(conversation) for ref, conversation in conversations.items()}
+        kinds = {ref: conversation.kind for ref, conversation in conversations.items()}
+        answer = build_answer(question, hits, titles, assessment, show_nearest, kinds, self._attachments)
         if endpoint is not None and answer.status == "answered":
             answer.generated_text = generate(answer, endpoint)
         return answer
 
+    def _attachments(self, chunk: Chunk) -> list[str]:
+        """The media messages of a cited chat chunk, named as the export named them."""
+        if not chunk.evidence_ids:
+            return []
+        cited = set(chunk.evidence_ids)
+        messages = self.store.load_thread(chunk.source_ref, chunk.evidence_ids[0])
+        return [attachment_name(m) for m in messages if m.id in cited and m.is_media]
+
     def thread(
-        self, chunk_id: str | None = None, conversation: str | None = None, message_id: str | None = None
+        self,
+        chunk_id: str | None = None,
+        conversation: str | None = None,
+        message_id: str | None = None,
+        context: int = 0,
     ) -> ThreadView | None:
-        """The full transcript behind a chat chunk, or the thread holding a message, with cited ids marked."""
+        """The full transcript behind a chat chunk, or the thread holding a message, with cited ids marked;
+        with `context`, also that many messages of the conversation before and after the thread."""
         cited: tuple[str, ...] = ()
         if chunk_id is not None:
             chunk = self.store.get_chunks([chunk_id]).get(chunk_id)
@@ -141,13 +221,89 @@ class KnowledgeBase:
         messages = self.store.load_thread(conversation, message_id)
         if not messages:
             return None
-        return ThreadView(conversation, messages, frozenset(cited or (message_id,)))
+        thread_ids = frozenset(m.id for m in messages)
+        if context > 0:
+            everything = self.store.load_messages(conversation)
+            positions = [index for index, m in enumerate(everything) if m.id in thread_ids]
+            messages = everything[max(0, positions[0] - context) : positions[-1] + context + 1]
+        return ThreadView(conversation, messages, frozenset(cited or (message_id,)), thread_ids)
 
     def apply_delta(self, path: str | Path, settings: ThreadSettings | None = None) -> DeltaReport:
         return apply_delta(self.store, path, self.embedder, settings)
 
     def stats(self) -> dict[str, object]:
         return self.store.stats()
+
+    def is_empty(self) -> bool:
+        return not self.store.stats().get("chunks")
+
+    def conversations(self) -> list[dict[str, object]]:
+        """Every conversation: ref, title (as shown everywhere), kind, format, message count, first and last time."""
+        listed = self.store.list_conversations()
+        for item in listed:
+            metadata = item.pop("metadata", None) or {}
+            conversation = Conversation(str(item["ref"]), str(item["title"]), str(item["kind"]), metadata=metadata)
+            item["title"] = display_title(conversation)
+            item["project"] = metadata.get("cwd") if item["kind"] == "assistant" else None
+        return listed
+
+    def documents(self) -> list[dict[str, str]]:
+        return self.store.list_documents()
+
+    def overview(self, examples: int = 3, shown: int = 8) -> dict[str, object]:
+        """What a start page shows: the counts, the largest conversations, the latest documents, and a
+        few example questions, each the opening question of a resolved discussion that `ask` answers."""
+        conversations = sorted(self.conversations(), key=lambda item: -int(item["messages"]))
+        documents = sorted(self.documents(), key=lambda item: item["updated_at"], reverse=True)
+        return {
+            "stats": self.stats(),
+            "conversations": conversations[:shown],
+            "documents": documents[:shown],
+            "example_questions": self.example_questions(examples),
+        }
+
+    def example_questions(self, count: int = 3, tried: int = 8) -> list[str]:
+        """Opening questions of recent resolved discussions that get an answer (at most `tried` asked)."""
+        found: list[str] = []
+        candidates = 0
+        for chunk in self.store.recent_chat_chunks("resolved", count * 10):
+            opening = chunk.text.split("\n", 1)[0]
+            text = opening.split(": ", 1)[1].strip() if opening.startswith("[") and ": " in opening else opening
+            if not is_question(text) or not EXAMPLE_CHARS[0] <= len(text) <= EXAMPLE_CHARS[1] or text in found:
+                continue
+            candidates += 1
+            if self.ask(text).status == "answered":
+                found.append(text)
+            if len(found) == count or candidates == tried:
+                break
+        return found
+
+    def forget(self, conversation: str, now: datetime | None = None) -> dict[str, object] | None:
+        """Remove one conversation and everything built from it, on a person's explicit request, and
+        record that it was forgotten (what, when, how many messages; never the text). Ingesting an
+        export that still holds it adds it back. None when the store has no such conversation."""
+        return self.store.forget_conversation(conversation, now or datetime.now(UTC))
+
+    def review(self) -> list[dict[str, object]]:
+        """What a person may want to look at: flagged messages (nothing deleted), then conversations
+        forgotten on request."""
+        items = self.store.review_items()
+        for record in self.store.forgotten_conversations():
+            items.append(
+                {
+                    "conversation": record["conversation"],
+                    "message_id": None,
+                    "reason": "forgotten on request",
+                    "flagged_at": record["forgotten_at"],
+                    "sender_name": None,
+                    "sender": None,
+                    "sent_at": None,
+                    "text": None,
+                    "title": record["title"],
+                    "messages": record["messages"],
+                }
+            )
+        return items
 
     def check(self) -> list[str]:
         """Problems found in the stored data; empty when the store is consistent."""

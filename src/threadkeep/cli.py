@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
+import shlex
 import sys
-import tempfile
+import time
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
@@ -14,19 +17,24 @@ from pathlib import Path
 import click
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, Progress, TaskID, TextColumn
 
-from threadkeep.api import KnowledgeBase, read_chats, threads_of
+from threadkeep.api import KnowledgeBase, hit_to_dict, read_chats, threads_of
+from threadkeep.chunks.chat import transcript_line
 from threadkeep.generate import Endpoint, GenerationError
-from threadkeep.ingest import IngestReport
-from threadkeep.model import SKIPS_SHOWN, Hit, Message, ReadResult, Skip, summarize_skips
+from threadkeep.ingest import EMBED_SLICE, IngestReport
+from threadkeep.model import SKIPS_SHOWN, Conversation, Hit, Message, ReadResult, Skip, summarize_skips
 from threadkeep.readers import ArchiveError, Limits, UnknownFormatError, format_names
-from threadkeep.store import SearchFilters, StoreError, default_location
+from threadkeep.store import SearchFilters, StoreError, StoreNotFound, default_location
 from threadkeep.threads import ThreadSettings
 from threadkeep.transcript import to_transcript
 
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False)
+# Stored text is shown as it was written: no emoji codes turned into emoji, no line wrapping.
+out = Console(highlight=False, soft_wrap=True, emoji=False)
+err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
+
+CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"]}
+LIBRARY_ERRORS = (StoreError, UnknownFormatError, ArchiveError, FileNotFoundError, GenerationError)
 
 db_option = click.option(
     "--db",
@@ -34,9 +42,10 @@ db_option = click.option(
     default=None,
     envvar="THREADKEEP_DB",
     show_envvar=True,
-    help=f"Store location: a SQLite file path (default {default_location()}).",
+    help=f"Store location: a SQLite file path or a postgresql:// URL (default {default_location()}).",
 )
 now_option = click.option("--now", "now", default=None, help="Fix the clock (ISO time) for time decay.")
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 
 # Exit statuses of the commands that read input (ingest, apply-delta, normalize, threads).
 EXIT_OK = 0
@@ -107,6 +116,76 @@ max_file_size_option = click.option(
 )
 
 
+def plural(count: int, word: str, many: str | None = None) -> str:
+    """`1 conversation`, `2 conversations` (`many` for irregular plurals)."""
+    return f"{count} {word if count == 1 else (many or word + 's')}"
+
+
+class CliError(click.ClickException):
+    """A failure the user can act on, shown as one `error: ...` line (exit status 1)."""
+
+
+def describe_error(error: BaseException) -> str:
+    if isinstance(error, StoreNotFound):
+        return (
+            f"{error}: create one with `threadkeep ingest PATH` (or `threadkeep demo`), "
+            "or name another with --db / THREADKEEP_DB"
+        )
+    if isinstance(error, FileNotFoundError) and error.filename:
+        return f"{error.filename}: no such file or folder"
+    return str(error)
+
+
+class ThreadkeepGroup(click.Group):
+    """Every failure ends as `error: ...` on stderr with a non-zero status, never as a traceback."""
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):  # type: ignore[override]
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        try:
+            result = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.UsageError as error:
+            if error.ctx is not None:
+                click.echo(error.ctx.get_usage(), err=True)
+                click.echo(f"Try '{error.ctx.command_path} -h' for help.", err=True)
+            click.echo(f"error: {error.format_message()}", err=True)
+            sys.exit(error.exit_code)
+        except click.ClickException as error:
+            click.echo(f"error: {error.format_message()}", err=True)
+            sys.exit(error.exit_code)
+        except click.exceptions.Abort:
+            click.echo("\nstopped", err=True)
+            sys.exit(130)
+        except LIBRARY_ERRORS as error:
+            click.echo(f"error: {describe_error(error)}", err=True)
+            sys.exit(EXIT_NOTHING_READ)
+        sys.exit(result if isinstance(result, int) else 0)
+
+
+def open_kb(db: str | None, create: bool = False) -> KnowledgeBase:
+    """The knowledge base at --db; only commands that add data create a new store."""
+    return KnowledgeBase.open(db, create=create)
+
+
+def require_content(kb: KnowledgeBase) -> None:
+    """Refuse to search an empty store: an empty answer would look like "nothing relevant"."""
+    figures = kb.stats()
+    if not figures.get("chunks"):
+        raise CliError(
+            f"the store at {figures['location']} is empty: nothing has been ingested yet; "
+            "add data with `threadkeep ingest PATH` (or try `threadkeep demo`)"
+        )
+
+
+def _text_argument(value: str, name: str) -> str:
+    """A query or question as given, or read from stdin for `-`; never empty."""
+    if value == "-":
+        value = sys.stdin.read()
+    if not value.strip():
+        raise click.BadParameter(f"the {name} is empty", param_hint=name.upper())
+    return value.strip()
+
+
 def parse_now(value: str | None) -> datetime | None:
     if value is None:
         return None
@@ -117,30 +196,132 @@ def parse_now(value: str | None) -> datetime | None:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
-@click.group()
-@click.version_option(package_name="threadkeep")
+@click.group(name="threadkeep", cls=ThreadkeepGroup, context_settings=CONTEXT_SETTINGS)
+@click.version_option(package_name="threadkeep", message="%(prog)s %(version)s")
 def main() -> None:
     """Turn chat exports and documents into a knowledge base you can ask, with every answer cited."""
 
 
+PROGRESS_UNITS = {"conversations": "messages", "documents": "documents", "embedding": "passages"}
+
+
+class IngestProgress:
+    """An ingest's progress on stderr: on a terminal a live bar per stage with counts and the time
+    left; elsewhere a plain line when a stage starts and ends and every `PLAIN_EVERY` seconds."""
+
+    PLAIN_EVERY = 10.0
+
+    def __init__(self, name: str, quiet: bool = False) -> None:
+        self.name = name
+        self.quiet = quiet
+        self.stage = ""
+        self.done = self.total = 0
+        self.units_done = 0  # conversations or documents completely stored so far
+        self.started = time.monotonic()
+        self.last_line = 0.0
+        self.bar: Progress | None = None
+        self.tasks: dict[str, TaskID] = {}
+        self.stage_started: dict[str, float] = {}
+        self.embedding = (0, 0)
+
+    def __enter__(self) -> IngestProgress:
+        if not self.quiet and err.is_terminal:
+            self.bar = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                TextColumn("{task.fields[count]}"),
+                TextColumn("{task.fields[left]}"),
+                console=err,
+                transient=True,
+            )
+            self.bar.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        if stage == "embedding":
+            if done <= EMBED_SLICE:
+                self.stage_started[stage] = time.monotonic()
+            self.embedding = (done, total)
+        if stage in ("conversations", "documents"):
+            if done and stage == self.stage:
+                self.units_done += 1
+            if stage != self.stage:
+                self.started = self.stage_started[stage] = time.monotonic()
+            self.stage, self.done, self.total = stage, done, total
+        if self.quiet:
+            return
+        if self.bar is not None:
+            self._update_bar(stage, done, total)
+            return
+        now = time.monotonic()
+        first_or_last = stage != "embedding" and (done == 0 or done == total)
+        if stage == "reading" or first_or_last or now - self.last_line >= self.PLAIN_EVERY:
+            self.last_line = now
+            click.echo(self._line(stage, done, total), err=True)
+
+    def _update_bar(self, stage: str, done: int, total: int) -> None:
+        assert self.bar is not None
+        if stage not in self.tasks:
+            label = f"reading {self.name}" if stage == "reading" else stage
+            self.tasks[stage] = self.bar.add_task(label, total=total or None, count="", left="")
+            self.stage_started[stage] = time.monotonic()
+        if stage == "embedding" and done >= total:
+            self.bar.remove_task(self.tasks.pop(stage))
+            return
+        if stage != "reading" and "reading" in self.tasks:
+            self.bar.remove_task(self.tasks.pop("reading"))
+        count = f"{done:,}/{total:,} {PROGRESS_UNITS.get(stage, '')}" if total else ""
+        self.bar.update(self.tasks[stage], completed=done, total=total or None, count=count, left=self._left(stage))
+
+    def _left(self, stage: str) -> str:
+        """The time left in a stage, from its pace so far (nothing before there is a pace)."""
+        done, total = (self.done, self.total) if stage == self.stage else self.embedding
+        elapsed = time.monotonic() - self.stage_started.get(stage, self.started)
+        if not 0 < done < total or elapsed < 1:
+            return ""
+        return f"about {_duration(elapsed * (total - done) / done)} left"
+
+    def _line(self, stage: str, done: int, total: int) -> str:
+        if stage == "reading":
+            return f"ingest: reading {self.name}"
+        line = f"ingest: {stage} {done:,}/{total:,} {PROGRESS_UNITS.get(stage, '')}"
+        left = self._left(stage)
+        return f"{line}, {left}" if left else line
+
+    def kept(self) -> str:
+        """What an interrupted ingest left in the store."""
+        unit = "conversation" if self.stage == "conversations" else "document"
+        return (
+            f"stopped: {plural(self.units_done, unit)} stored completely before the interruption; "
+            "each one is all or nothing, so nothing is half written. "
+            "Run the same command again to finish (what is already stored is not redone)."
+        )
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{max(1, round(seconds))} s"
+    if seconds < 90 * 60:
+        return f"{round(seconds / 60)} min"
+    return f"{seconds / 3600:.1f} h"
+
+
 def _ingest_with_progress(
-    kb: KnowledgeBase, path: str, format: str | None, limits: Limits | None = None
+    kb: KnowledgeBase, path: str, format: str | None, quiet: bool = False, limits: Limits | None = None
 ) -> IngestReport:
-    with Progress(
-        TextColumn("[progress.description]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err,
-        transient=True,
-        disable=not err.is_terminal,
-    ) as bar:
-        task = bar.add_task(f"ingesting {Path(path).name}", total=None)
-
-        def progress(stage: str, done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total)
-
-        return kb.ingest(path, format=format, progress=progress, limits=limits)
+    """Ingest with progress on stderr; Ctrl-C stops between conversations (or embedding slices) and says
+    what was kept."""
+    with IngestProgress(Path(path).name, quiet) as progress:
+        try:
+            return kb.ingest(path, format=format, progress=progress, limits=limits)
+        except KeyboardInterrupt:
+            message = progress.kept()
+    click.echo(message, err=True)
+    sys.exit(130)
 
 
 def _print_skips(what: str, skips: list[Skip], shown: int | None, reasons_shown: int = 10) -> None:
@@ -149,35 +330,48 @@ def _print_skips(what: str, skips: list[Skip], shown: int | None, reasons_shown:
         return
     summary = summarize_skips(skips, shown)
     for item in summary["first"]:
-        err.print(f"{what} {Skip(item['file'], item['line'], item['reason'])}", markup=False, soft_wrap=True)
+        click.echo(f"{what} {Skip(item['file'], item['line'], item['reason'])}", err=True)
     rest = summary["count"] - len(summary["first"])
     if rest:
-        err.print(f"... and {rest} more {what} (--skips all lists every one); all {what}, by reason:", soft_wrap=True)
+        click.echo(f"... and {rest} more {what} (--skips all lists every one); all {what}, by reason:", err=True)
         for item in summary["by_reason"][:reasons_shown]:
-            err.print(f"  {item['count']:>7}  {item['reason']}", markup=False, soft_wrap=True)
+            click.echo(f"  {item['count']:>7}  {item['reason']}", err=True)
         others = sum(item["count"] for item in summary["by_reason"][reasons_shown:])
         if others:
-            err.print(f"  {others:>7}  (other reasons)", soft_wrap=True)
+            click.echo(f"  {others:>7}  (other reasons)", err=True)
 
 
 def _print_report(report: IngestReport, skips_shown: int | None = SKIPS_SHOWN) -> None:
     chat_formats = [f"{name} {count}" for name, count in sorted(report.formats.items()) if name != "document"]
     parts = []
     if report.messages_read or not report.documents:
-        by_format = f" ({', '.join(chat_formats)})" if chat_formats else ""
+        by_format = f" ({', '.join(chat_formats)})" if len(chat_formats) > 1 else ""
         parts.append(
-            f"{report.messages_read} messages read{by_format}, "
-            f"{report.conversations} conversations ({report.conversations_rebuilt} rebuilt), {report.threads} threads"
+            f"{plural(report.messages_read, 'message')} read{by_format} in "
+            f"{plural(report.conversations, 'conversation')}"
         )
     if report.documents:
-        parts.append(f"{report.documents} documents read ({report.documents_rebuilt} rebuilt)")
-    out.print(
-        f"{'; '.join(parts)}; {report.chunks} chunks, {report.embedded} embedded "
-        f"({report.embeddings_reused} reused); {len(report.skipped)} skipped, {len(report.not_read)} files not read",
-        markup=False,
-    )
+        parts.append(f"{plural(report.documents, 'document')} read")
+    missed = [plural(len(report.skipped), "item") + " skipped"] if report.skipped else []
+    missed += [plural(len(report.not_read), "file") + " not read"] if report.not_read else []
+    tail = f"; {', '.join(missed)}" if missed else ""
+    rebuilt = report.conversations_rebuilt + report.documents_rebuilt
+    if not rebuilt and (report.conversations or report.documents):
+        out.print(f"{report.format}: {'; '.join(parts)}, unchanged since the last ingest{tail}", markup=False)
+    else:
+        made = []
+        if report.conversations:
+            made.append(f"{report.conversations_rebuilt} rebuilt: {plural(report.threads, 'thread')}")
+        if report.documents:
+            rebuilt_documents = plural(report.documents_rebuilt, "document") if report.conversations else None
+            made.append(f"{rebuilt_documents or report.documents_rebuilt} rebuilt")
+        made += [plural(report.chunks, "chunk"), f"{report.embedded} embedded, {report.embeddings_reused} reused"]
+        out.print(f"{report.format}: {'; '.join(parts)} ({', '.join(made)}){tail}", markup=False)
     if report.ignored:
-        out.print("left out on purpose: " + ", ".join(f"{n} {kind}" for kind, n in sorted(report.ignored.items())))
+        out.print(
+            "left out on purpose: " + ", ".join(f"{n} {kind}" for kind, n in sorted(report.ignored.items())),
+            markup=False,
+        )
     _print_skips("skipped", report.skipped, skips_shown)
     _print_skips("not read", report.not_read, skips_shown)
 
@@ -194,16 +388,49 @@ def _finish(path: str, read_anything: bool, skipped: int, strict: bool, format: 
     status = _exit_status(read_anything, skipped, strict)
     if status == EXIT_NOTHING_READ:
         forced = f" with --format {format}" if format else ""
-        message = f"error: nothing usable was read from {path}{forced} (see above for why)"
-        err.print(message, markup=False, soft_wrap=True)
+        click.echo(f"error: nothing usable was read from {path}{forced} (see above for why)", err=True)
     elif status == EXIT_SKIPPED:
-        err.print(f"error: --strict, and {skipped} items were skipped", markup=False, soft_wrap=True)
+        click.echo(f"error: --strict, and {plural(skipped, 'item')} were skipped", err=True)
     if status:
         sys.exit(status)
 
 
+# Where coding assistants keep their history: (reader, variable that moves their home, default home, folder).
+HISTORY_FOLDERS = {
+    "claude_code": ("Claude Code", "CLAUDE_CONFIG_DIR", "~/.claude", "projects"),
+    "codex_cli": ("Codex CLI", "CODEX_HOME", "~/.codex", "sessions"),
+    "gemini_cli": ("Gemini CLI", None, "~/.gemini", "tmp"),
+}
+
+
+def history_folder(reader: str) -> Path:
+    """The folder a coding assistant keeps its sessions in, or a `CliError` saying where it looked."""
+    tool, variable, home, folder = HISTORY_FOLDERS[reader]
+    base = Path((variable and os.environ.get(variable)) or home).expanduser()
+    found = base / folder
+    if not found.is_dir():
+        moved = f" (set {variable} if it lives elsewhere)" if variable else ""
+        raise CliError(f"no {tool} history at {found}{moved}")
+    return found
+
+
+def _sources(path: str | None, format: str | None, tools: list[str]) -> list[tuple[str, str | None]]:
+    if path is None and not tools:
+        raise click.UsageError("give a PATH to ingest, or --claude-code / --codex / --gemini")
+    if format is not None and tools:
+        raise click.UsageError("--format applies to PATH only; the history options choose their own reader")
+    found = [(path, format)] if path is not None else []
+    return found + [(str(history_folder(reader)), reader) for reader in tools]
+
+
+def _ingest_option(flag: str, reader: str) -> Callable:
+    tool, variable, home, folder = HISTORY_FOLDERS[reader]
+    where = f"${variable}/{folder}, default {home}/{folder}" if variable else f"{home}/{folder}"
+    return click.option(flag, reader, is_flag=True, help=f"Also ingest every {tool} session ({where}).")
+
+
 @main.command(epilog=EXIT_CODES_HELP)
-@click.argument("path", type=click.Path(exists=True))
+@click.argument("path", type=click.Path(exists=True), required=False)
 @click.option(
     "--format",
     "format",
@@ -211,34 +438,114 @@ def _finish(path: str, read_anything: bool, skipped: int, strict: bool, format: 
     default=None,
     help="Read the whole PATH with this reader only (document: documents only).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@_ingest_option("--claude-code", "claude_code")
+@_ingest_option("--codex", "codex_cli")
+@_ingest_option("--gemini", "gemini_cli")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (a list with the history options).")
+@click.option("--quiet", "-q", is_flag=True, help="No progress on stderr (the report is still printed).")
 @strict_option
 @skips_option
 @max_file_size_option
 @db_option
 def ingest(
-    path: str, format: str | None, as_json: bool, strict: bool, skips: str, max_file_size: str | None, db: str | None
+    path: str | None,
+    format: str | None,
+    claude_code: bool,
+    codex_cli: bool,
+    gemini_cli: bool,
+    as_json: bool,
+    quiet: bool,
+    strict: bool,
+    skips: str,
+    max_file_size: str | None,
+    db: str | None,
 ) -> None:
-    """Read chat exports and documents (a file, a folder, or a .zip) into the store.
+    """Read chat exports and documents (a file, a folder, or a .zip) into the store, creating the
+    store if needed.
 
     A folder is read file by file: each export goes to its reader (a folder that is one
     export, like a Slack workspace, is read whole), documents are read as documents, and
     every file not read is listed with the reason.
+
+    Only conversations whose messages changed are rebuilt; Ctrl-C keeps every conversation
+    stored so far, and running the command again finishes the rest. --claude-code, --codex
+    and --gemini find those tools' session history where they keep it.
     """
+    wanted = {"claude_code": claude_code, "codex_cli": codex_cli, "gemini_cli": gemini_cli}
+    tools = [reader for reader, asked in wanted.items() if asked]
+    sources = _sources(path, format, tools)
     shown = _skips_shown(skips)
-    with KnowledgeBase.open(db) as kb:
-        report = _ingest_with_progress(kb, path, format, _limits(max_file_size))
+    limits = _limits(max_file_size)
+    with open_kb(db, create=True) as kb:
+        reports = [(source, _ingest_with_progress(kb, source, reader, quiet, limits)) for source, reader in sources]
     if as_json:
-        click.echo(json.dumps(report.to_dict(shown), ensure_ascii=False, indent=2))
+        if path is not None and not tools:
+            click.echo(json.dumps(reports[0][1].to_dict(shown), ensure_ascii=False, indent=2))
+        else:
+            listed = [{"path": source, **report.to_dict(shown)} for source, report in reports]
+            click.echo(json.dumps(listed, ensure_ascii=False, indent=2))
     else:
-        _print_report(report, shown)
-    _finish(path, report.read_anything, len(report.skipped) + len(report.not_read), strict, format)
+        for source, report in reports:
+            if len(reports) > 1:
+                out.print(f"{source}:", markup=False)
+            _print_report(report, shown)
+    for source, report in reports:
+        _finish(source, report.read_anything, len(report.skipped) + len(report.not_read), strict, format)
+
+
+def _signature(path: Path) -> tuple[int, float, int]:
+    """Files, latest change and total size under a path: a round with the same signature has nothing new."""
+    files = [path] if path.is_file() else [item for item in path.rglob("*") if item.is_file()]
+    stats = [item.stat() for item in files]
+    return len(stats), max((stat.st_mtime for stat in stats), default=0.0), sum(stat.st_size for stat in stats)
+
+
+@main.command()
+@click.argument("path", type=click.Path(exists=True))
+@click.option(
+    "--format", "format", type=click.Choice([*format_names(), "document"]), default=None, help="Force a reader."
+)
+@click.option(
+    "--every", "interval", default=60.0, show_default=True, type=click.FloatRange(min=0), help="Seconds between looks."
+)
+@click.option(
+    "--rounds", default=None, type=click.IntRange(min=1), help="Stop after this many looks (default: until Ctrl-C)."
+)
+@db_option
+def watch(path: str, format: str | None, interval: float, rounds: int | None, db: str | None) -> None:
+    """Keep a growing export folder ingested: look every --every seconds and ingest when files changed.
+
+    Only the conversations whose messages changed are rebuilt. Ctrl-C stops between rounds or
+    between conversations; what was stored stays.
+    """
+    last: tuple[int, float, int] | None = None
+    done = 0
+    with open_kb(db, create=True) as kb:
+        location = kb.stats()["location"]
+        click.echo(f"watching {path} into {location} every {interval:g} s (Ctrl-C stops)", err=True)
+        try:
+            while rounds is None or done < rounds:
+                if done:
+                    time.sleep(interval)
+                done += 1
+                signature = _signature(Path(path))
+                if signature == last:
+                    continue
+                last = signature
+                report = _ingest_with_progress(kb, path, format, quiet=True)
+                stamp = datetime.now().astimezone().strftime("%H:%M:%S")
+                out.print(f"[{stamp}] ", end="", markup=False)
+                _print_report(report)
+        except KeyboardInterrupt:
+            click.echo("\nstopped watching; everything ingested so far is stored", err=True)
+            sys.exit(130)
 
 
 @main.command(epilog=EXIT_CODES_HELP)
 @click.argument("path", type=click.Path(exists=True))
 @click.option("--format", "format", type=click.Choice(format_names()), default=None, help="Force a reader.")
 @click.option("--jsonl", "as_jsonl", is_flag=True, help="One JSON line per message: id, thread, reply_to.")
+@click.option("--json", "as_json", is_flag=True, help="The threads as one JSON list: conversation, messages, replies.")
 @click.option(
     "--assigner",
     type=click.Choice(["learned", "rules"]),
@@ -248,11 +555,25 @@ def ingest(
 )
 @strict_option
 @skips_option
-def threads(path: str, format: str | None, as_jsonl: bool, assigner: str, strict: bool, skips: str) -> None:
+def threads(
+    path: str, format: str | None, as_jsonl: bool, as_json: bool, assigner: str, strict: bool, skips: str
+) -> None:
     """Reconstruct the threads of an export (no store needed)."""
     shown = _skips_shown(skips)
     result, found = threads_of(path, format, ThreadSettings(assigner=assigner))
     _report_read(path, result, shown, strict, format)
+    if as_json:
+        listed = [
+            {
+                "thread": f"{thread.conversation}#{number}",
+                "conversation": thread.conversation,
+                "message_ids": list(thread.message_ids),
+                "reply_to": thread.reply_to,
+            }
+            for number, thread in enumerate(found)
+        ]
+        click.echo(json.dumps(listed, ensure_ascii=False, indent=2))
+        return
     if as_jsonl:
         lines = []
         for number, thread in enumerate(found):
@@ -263,9 +584,11 @@ def threads(path: str, format: str | None, as_jsonl: bool, assigner: str, strict
         click.echo("\n".join(lines))
         return
     by_id = {message.id: message for message in result.messages}
+    titles = {conversation.ref: conversation.title or conversation.ref for conversation in result.conversations}
     for number, thread in enumerate(found):
         first = by_id[thread.message_ids[0]]
-        out.print(f"[bold]thread {number}[/bold] {thread.conversation} {first.sent_at:%Y-%m-%d %H:%M}")
+        title = escape(titles.get(thread.conversation, thread.conversation))
+        out.print(f"[bold]thread {number}[/bold] {title} {first.sent_at:%Y-%m-%d %H:%M}")
         for message_id in thread.message_ids:
             message = by_id[message_id]
             out.print(f"  {message.display_name}: {message.text}", markup=False)
@@ -278,7 +601,12 @@ def threads(path: str, format: str | None, as_jsonl: bool, assigner: str, strict
 @strict_option
 @skips_option
 def normalize(path: str, format: str | None, as_jsonl: bool, strict: bool, skips: str) -> None:
-    """Print an export as a transcript ("> " user turns, then the reply) or as normalized messages."""
+    """Print an export as text, or as normalized messages (--jsonl).
+
+    Assistant chats are printed as a transcript ("> " user turns, then the reply), which
+    `threadkeep ingest` reads back; group and direct chats one line per message with its
+    time and speaker, under the conversation's title.
+    """
     shown = _skips_shown(skips)
     result = read_chats(path, format)
     _report_read(path, result, shown, strict, format)
@@ -289,7 +617,15 @@ def normalize(path: str, format: str | None, as_jsonl: bool, strict: bool, skips
         lines = [json.dumps(message_to_dict(m), ensure_ascii=False) for m in result.messages]
         click.echo("\n".join(lines))
         return
-    click.echo("\n\n".join(to_transcript(messages) for messages in by_conversation.values()))
+    conversations = {conversation.ref: conversation for conversation in result.conversations}
+    blocks = []
+    for ref, messages in by_conversation.items():
+        conversation = conversations.get(ref, Conversation(ref, ref))
+        if conversation.kind == "assistant":
+            blocks.append(to_transcript(messages).rstrip("\n"))
+        else:
+            blocks.append("\n".join([f"# {conversation.title or ref}", *map(chat_line, messages)]))
+    click.echo("\n\n".join(blocks))
 
 
 def _report_read(path: str, result: ReadResult, shown: int | None, strict: bool, format: str | None) -> None:
@@ -297,6 +633,13 @@ def _report_read(path: str, result: ReadResult, shown: int | None, strict: bool,
     _print_skips("skipped", result.skipped, shown)
     _print_skips("not read", result.not_read, shown)
     _finish(path, bool(result.messages), len(result.skipped) + len(result.not_read), strict, format)
+
+
+def chat_line(message: Message) -> str:
+    """`[2026-05-14 10:02] 小明: text`, later lines of a multi-line message indented under it."""
+    text = "(recalled)" if message.recalled else message.text
+    first, *rest = transcript_line(replace(message, text=text)).split("\n")
+    return "\n".join([first, *(f"    {line}" for line in rest)])
 
 
 def message_to_dict(message: Message) -> dict:
@@ -307,23 +650,6 @@ def message_to_dict(message: Message) -> dict:
     return data
 
 
-def hit_to_dict(hit: Hit) -> dict:
-    chunk = hit.chunk
-    return {
-        "chunk_id": chunk.id,
-        "source_type": chunk.source_type,
-        "source_ref": chunk.source_ref,
-        "title": chunk.title,
-        "text": chunk.text,
-        "evidence_ids": list(chunk.evidence_ids) if chunk.evidence_ids is not None else None,
-        "occurred_at": chunk.occurred_at.isoformat(),
-        "resolution_state": chunk.resolution_state,
-        "has_unresolved_media": chunk.has_unresolved_media,
-        "heading_path": list(chunk.heading_path) if chunk.heading_path is not None else None,
-        "score": hit.score,
-    }
-
-
 def _print_hits(hits: list[Hit]) -> None:
     if not hits:
         out.print("no matches")
@@ -332,9 +658,11 @@ def _print_hits(hits: list[Hit]) -> None:
         if chunk.source_type == "document":
             where = f"{' › '.join(chunk.heading_path or (chunk.title,))} (updated {chunk.occurred_at:%Y-%m-%d})"
         else:
-            where = f"{chunk.source_ref}, {chunk.occurred_at:%Y-%m-%d} [{chunk.resolution_state}]"
+            where = f"{chunk.title or chunk.source_ref}, {chunk.occurred_at:%Y-%m-%d}"
+            if chunk.resolution_state:
+                where += f" [{chunk.resolution_state}]"
             if chunk.has_unresolved_media:
-                where += " (includes an image/video not read)"
+                where += " (includes an attachment whose content was not read)"
         out.print(f"[bold]{rank}.[/bold] {chunk.source_type}: {escape(where)}  score {hit.score:.3g}")
         out.print(chunk.text, markup=False)
         out.print()
@@ -342,16 +670,18 @@ def _print_hits(hits: list[Hit]) -> None:
 
 @main.command()
 @click.argument("query")
-@click.option("--k", default=5, show_default=True, help="How many chunks to return.")
-@click.option("--conversation", default=None, help="Only this conversation (its ref).")
-@click.option("--source-type", type=click.Choice(["chat", "document"]), default=None)
+@click.option("--k", default=5, show_default=True, type=click.IntRange(min=1), help="How many chunks to return.")
+@click.option("--conversation", default=None, help="Only this conversation (its ref, see `threadkeep conversations`).")
+@click.option(
+    "--source-type", type=click.Choice(["chat", "document"]), default=None, help="Only chat threads or only documents."
+)
 @click.option(
     "--per-source",
     type=click.IntRange(1, 50),
     default=None,
     help="Up to N document sections and N chat threads, interleaved (instead of the overall best --k).",
 )
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @now_option
 @db_option
 def search(
@@ -364,9 +694,11 @@ def search(
     now: str | None,
     db: str | None,
 ) -> None:
-    """Search the store (dense + full text)."""
+    """Search the store for passages, best first (meaning and words both count). QUERY `-` reads stdin."""
+    query = _text_argument(query, "query")
     filters = SearchFilters(conversation=conversation, source_type=source_type)
-    with KnowledgeBase.open(db) as kb:
+    with open_kb(db) as kb:
+        require_content(kb)
         hits = kb.search(query, k=k, filters=filters, now=parse_now(now), per_source=per_source)
     if as_json:
         click.echo(
@@ -378,9 +710,9 @@ def search(
 
 @main.command()
 @click.argument("question")
-@click.option("--k", default=10, show_default=True, help="How many chunks to consider.")
-@click.option("--conversation", default=None, help="Only this conversation (its ref).")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--k", default=10, show_default=True, type=click.IntRange(min=1), help="How many chunks to consider.")
+@click.option("--conversation", default=None, help="Only this conversation (its ref, see `threadkeep conversations`).")
+@json_option
 @click.option(
     "--generate/--no-generate",
     default=True,
@@ -405,9 +737,14 @@ def ask(
     db: str | None,
 ) -> None:
     """Answer from the knowledge base: documents and chat cited separately, or an honest no-answer with the
-    reason and the closest passages, labelled as not an answer."""
+    reason and the closest passages, labelled as not an answer.
+
+    QUESTION `-` reads the question from stdin.
+    """
+    question = _text_argument(question, "question")
     endpoint = Endpoint.from_environment() if generate else None
-    with KnowledgeBase.open(db) as kb:
+    with open_kb(db) as kb:
+        require_content(kb)
         answer = kb.ask(
             question,
             k=k,
@@ -426,17 +763,19 @@ def ask(
 
 
 @main.command()
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @db_option
 def stats(as_json: bool, db: str | None) -> None:
     """What the store holds."""
-    with KnowledgeBase.open(db) as kb:
+    with open_kb(db) as kb:
         figures = kb.stats()
     if as_json:
         click.echo(json.dumps(figures, ensure_ascii=False, indent=2))
-    else:
-        for key, value in figures.items():
-            out.print(f"{key:>16}: {value}")
+        return
+    for key, value in figures.items():
+        click.echo(f"{key:>16}: {value}")
+    if not figures.get("chunks"):
+        click.echo(f"the store at {figures['location']} is empty: add data with `threadkeep ingest PATH`")
 
 
 @main.command("apply-delta", epilog=EXIT_CODES_HELP.replace("no messages, no documents", "no operation applied"))
@@ -452,21 +791,22 @@ def apply_delta(path: str, as_json: bool, strict: bool, skips: str, db: str | No
     unchanged (every conversation, when the line names none), and the command exits with status 1.
     """
     shown = _skips_shown(skips)
-    with KnowledgeBase.open(db) as kb:
+    with open_kb(db) as kb:
         report = kb.apply_delta(path)
     if as_json:
         click.echo(json.dumps(report.to_dict(shown), ensure_ascii=False, indent=2))
     else:
         out.print(
             f"delta: {report.upserted} upserted, {report.recalled} recalled, {report.flagged_missing} flagged for "
-            f"review; {report.conversations_rebuilt} of {report.conversations} conversations rebuilt, "
-            f"{report.chunks} chunks, {report.embedded} embedded, {len(report.skipped)} skipped"
+            f"review; {report.conversations_rebuilt} of {plural(report.conversations, 'conversation')} rebuilt, "
+            f"{plural(report.chunks, 'chunk')}, {report.embedded} embedded, {len(report.skipped)} skipped",
+            markup=False,
         )
         _print_skips("skipped", report.skipped, shown)
         _print_skips("error", report.rejected, shown)
     if report.rejected:
         left = "no conversation was changed" if report.refused_all else f"left unchanged: {', '.join(report.refused)}"
-        err.print(f"error: {len(report.rejected)} delta lines could not be applied; {left}", markup=False)
+        click.echo(f"error: {len(report.rejected)} delta lines could not be applied; {left}", err=True)
         sys.exit(1)
     applied = report.upserted + report.recalled + report.flagged_missing
     _finish(path, applied > 0, len(report.skipped), strict)
@@ -484,14 +824,20 @@ def _print_items(items: list[dict], as_json: bool, line: Callable[[dict], str], 
 
 
 @main.command()
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @db_option
 def review(as_json: bool, db: str | None) -> None:
-    """Messages flagged for a person to look at (e.g. missing from the latest export). Nothing was deleted."""
-    with KnowledgeBase.open(db) as kb:
-        items = kb.store.review_items()
+    """Messages flagged for a person to look at (e.g. missing from the latest export; nothing was deleted),
+    and conversations forgotten on request."""
+    with open_kb(db) as kb:
+        items = kb.review()
 
     def line(item: dict) -> str:
+        if item["message_id"] is None:
+            return (
+                f"{item['conversation']}  {item['reason']} on {str(item['flagged_at'])[:10]}: "
+                f"{item['title']!r}, {plural(int(item['messages']), 'message')}"
+            )
         who = item["sender_name"] or item["sender"] or "?"
         text = item["text"] if item["text"] is not None else "(not in the store)"
         return f"{item['conversation']}/{item['message_id']}  {item['reason']}  {who}: {text}"
@@ -500,11 +846,62 @@ def review(as_json: bool, db: str | None) -> None:
 
 
 @main.command()
+@json_option
 @db_option
-def check(db: str | None) -> None:
-    """Verify the store: evidence ids exist, each message is in one thread, vectors match the model."""
-    with KnowledgeBase.open(db) as kb:
+def conversations(as_json: bool, db: str | None) -> None:
+    """List the conversations in the store: ref (for --conversation and forget), title, kind, messages, dates."""
+    with open_kb(db) as kb:
+        items = kb.conversations()
+
+    def line(item: dict) -> str:
+        first, last = str(item["first_message_at"] or "")[:10], str(item["last_message_at"] or "")[:10]
+        dates = first if first == last else f"{first} → {last}"
+        return f"{item['ref']}  {item['title']}  ({item['kind']}, {plural(int(item['messages']), 'message')}, {dates})"
+
+    _print_items(items, as_json, line, "no conversations in the store")
+
+
+@main.command()
+@click.argument("conversation")
+@click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
+@db_option
+def forget(conversation: str, yes: bool, db: str | None) -> None:
+    """Remove a conversation (by its ref, see `threadkeep conversations`) and everything built from it.
+
+    Nothing else ever deletes messages: a message missing from a newer export is only flagged for
+    review. The store keeps a record that the conversation was forgotten (shown by `threadkeep review`),
+    not its text. Ingesting an export that still holds the conversation adds it back.
+    """
+    with open_kb(db) as kb:
+        known = {str(item["ref"]): item for item in kb.conversations()}
+        item = known.get(conversation)
+        if item is None:
+            raise CliError(f"no conversation {conversation!r} in the store (see `threadkeep conversations`)")
+        location = kb.stats()["location"]
+        what = f"{conversation} {item['title']!r} ({plural(int(item['messages']), 'message')})"
+        if not yes:
+            click.confirm(f"Forget {what} from the store at {location}? This cannot be undone", abort=True, err=True)
+        record = kb.forget(conversation)
+    if record is None:
+        raise CliError(f"no conversation {conversation!r} in the store (see `threadkeep conversations`)")
+    click.echo(f"forgot {what}; the record of it is in `threadkeep review`")
+
+
+@main.command()
+@json_option
+@db_option
+def check(as_json: bool, db: str | None) -> None:
+    """Verify the store: evidence ids exist, each message is in one thread, vectors match the model.
+
+    Exits with status 1 when a problem is found.
+    """
+    with open_kb(db) as kb:
         problems = kb.check()
+    if as_json:
+        click.echo(json.dumps({"consistent": not problems, "problems": problems}, ensure_ascii=False, indent=2))
+        if problems:
+            sys.exit(1)
+        return
     for problem in problems:
         out.print(f"problem: {problem}", markup=False)
     if problems:
@@ -517,47 +914,95 @@ def check(db: str | None) -> None:
 @db_option
 def remove(document_id: str, db: str | None) -> None:
     """Remove a document (by its id, see `threadkeep documents`) and its chunks from the store."""
-    with KnowledgeBase.open(db) as kb:
+    with open_kb(db) as kb:
         removed = kb.store.remove_document(document_id)
     if not removed:
-        raise click.ClickException(f"no document {document_id!r} in the store")
+        raise CliError(f"no document {document_id!r} in the store (see `threadkeep documents`)")
     out.print(f"removed {document_id}", markup=False)
 
 
 @main.command()
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @db_option
 def documents(as_json: bool, db: str | None) -> None:
-    """List the documents in the store."""
-    with KnowledgeBase.open(db) as kb:
-        items = kb.store.list_documents()
-    _print_items(items, as_json, lambda item: f"{item['id']}  {item['title']}  (updated {item['updated_at'][:10]})")
+    """List the documents in the store: id (for `remove`), title, last update, file."""
+    with open_kb(db) as kb:
+        items = kb.documents()
+    _print_items(
+        items,
+        as_json,
+        lambda item: f"{item['id']}  {item['title']}  (updated {item['updated_at'][:10]}, {item['path']})",
+        "no documents in the store",
+    )
 
 
 def sample_path(name: str) -> Path:
     return Path(str(resources.files("threadkeep") / "samples" / name))
 
 
+def _foreign_data(kb: KnowledgeBase) -> list[str]:
+    """What the store holds besides the bundled samples (the demo must not mix itself into real data)."""
+    sample_refs = {
+        json.loads(line)["conversationRef"]
+        for line in (sample_path("support_group") / "conversations.jsonl").read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    }
+    sample_docs = sample_path("docs").resolve()
+    foreign = [str(item["ref"]) for item in kb.store.list_conversations() if item["ref"] not in sample_refs]
+    foreign += [
+        str(item["id"]) for item in kb.store.list_documents() if Path(item["path"]).resolve().parent != sample_docs
+    ]
+    return foreign
+
+
 @main.command()
-@click.option("--db", "db", default=None, help="Keep the demo store here (default: a temporary file).")
+@click.option(
+    "--db",
+    "db",
+    default=None,
+    envvar="THREADKEEP_DB",
+    show_envvar=True,
+    help=f"Where to keep the demo store (default {default_location()}, so the next commands find it).",
+)
 def demo(db: str | None) -> None:
-    """Ingest the bundled sample corpus and ask it a few questions."""
-    with tempfile.TemporaryDirectory(prefix="threadkeep-demo-") as folder:
-        location = db or str(Path(folder) / "demo.db")
-        with KnowledgeBase.open(location) as kb:
-            out.print(f"[bold]Ingesting the sample support group[/bold] into {location}")
-            _print_report(_ingest_with_progress(kb, str(sample_path("support_group")), "bundle"))
-            out.print("[bold]Ingesting the sample product documents[/bold]")
-            _print_report(_ingest_with_progress(kb, str(sample_path("docs")), None))
-            questions = json.loads((sample_path("support_group") / "questions.json").read_text(encoding="utf-8"))
-            for item in [*questions[:3], questions[-1]]:
-                out.print(f"\n[bold]? {escape(item['question'])}[/bold]")
-                out.print(kb.ask(item["question"]).text, markup=False)
+    """Ingest the bundled sample support group and documents, then ask a few questions.
+
+    The store is kept, so `threadkeep ask`, `search`, `stats`... work on it afterwards; running
+    the demo again changes nothing. A store that already holds other data is left alone.
+    """
+    with open_kb(db, create=True) as kb:
+        location = str(kb.stats()["location"])
+        if "://" not in location:
+            location = str(Path(location).resolve())
+        foreign = _foreign_data(kb)
+        if foreign:
+            raise CliError(
+                f"the store at {location} already holds other data ({', '.join(foreign[:3])}"
+                f"{', ...' if len(foreign) > 3 else ''}); run the demo in a store of its own: "
+                "threadkeep demo --db demo.db"
+            )
+        out.print(f"[bold]Ingesting the sample support group[/bold] into {escape(location)}")
+        _print_report(_ingest_with_progress(kb, str(sample_path("support_group")), "bundle"))
+        out.print("[bold]Ingesting the sample product documents[/bold]")
+        _print_report(_ingest_with_progress(kb, str(sample_path("docs")), None))
+        questions = json.loads((sample_path("support_group") / "questions.json").read_text(encoding="utf-8"))
+        for item in [*questions[:3], questions[-1]]:
+            out.print(f"\n[bold]? {escape(item['question'])}[/bold]")
+            out.print(kb.ask(item["question"]).text, markup=False)
+    again = f" --db {shlex.quote(db)}" if db else ""
+    out.print(
+        f"\nThe demo store is kept in {location}. Ask it yourself:\n"
+        f"  threadkeep ask {shlex.quote(questions[3]['question'])}{again}\n"
+        f"  threadkeep search E1024{again}\n"
+        f"  threadkeep serve{again}    # the web page\n"
+        "To use your own data in a separate store, pass --db (e.g. --db team.db) to ingest and every other command.",
+        markup=False,
+    )
 
 
 @main.command()
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (others need a token).")
-@click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535))
+@click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535), help="Port to listen on.")
 @click.option(
     "--token",
     default=None,
@@ -604,18 +1049,7 @@ def mcp_server(ingest_roots: tuple[str, ...], db: str | None) -> None:
 
 
 def run() -> None:
-    try:
-        main(standalone_mode=False)
-    except click.exceptions.Exit as done:
-        sys.exit(done.exit_code)
-    except click.ClickException as error:
-        error.show()
-        sys.exit(error.exit_code)
-    except click.exceptions.Abort:
-        sys.exit(130)
-    except (StoreError, UnknownFormatError, ArchiveError, FileNotFoundError, GenerationError) as error:
-        err.print(f"error: {error}", markup=False)
-        sys.exit(EXIT_NOTHING_READ)
+    main(prog_name="threadkeep")
 
 
 if __name__ == "__main__":

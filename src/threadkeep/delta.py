@@ -1,4 +1,4 @@
-"""Incremental updates from a bundle's `delta.jsonl` (see shared/spec/export-bundle.md).
+"""Incremental updates from a bundle's `delta.jsonl` (see docs/export-bundle.md).
 
 `upsert` inserts or replaces a message and `recalled` withdraws one; every conversation
 either touches is re-threaded and re-chunked as a whole, and no other conversation is

@@ -28,7 +28,7 @@ from threadkeep.chunks.document import chunk_document
 from threadkeep.chunks.exchange import chunk_exchange
 from threadkeep.documents import DocumentError, is_document, read_document
 from threadkeep.embed import Embedder
-from threadkeep.model import SKIPS_SHOWN, Chunk, Conversation, Message, ReadResult, Skip, summarize_skips
+from threadkeep.model import SKIPS_SHOWN, Chunk, Conversation, Document, Message, ReadResult, Skip, summarize_skips
 from threadkeep.readers import Limits, Plan, plan_path, read_units
 from threadkeep.store import ConversationRecord, Store, StoreError
 from threadkeep.store.base import BasedOn, ConcurrentWriteError
@@ -37,7 +37,7 @@ from threadkeep.threads import ThreadSettings, build_threads
 from threadkeep.threads.exchanges import mark_turn_roles
 
 # Bump when threading or chunking changes what the same messages produce, so stores rebuild.
-PIPELINE_VERSION = "5"
+PIPELINE_VERSION = "6"
 
 # Tokens kept free under the model's input size for the "passage: " prefix and special tokens.
 TOKEN_MARGIN = 32
@@ -54,6 +54,8 @@ EXCHANGE_EMBED_TOKENS = 192
 MAX_WRITE_ATTEMPTS = 20
 
 ProgressCallback = Callable[[str, int, int], None]  # (stage, done, total)
+# Passages handed to the embedder at a time: progress is reported, and an interrupt lands, between slices.
+EMBED_SLICE = 64
 # What a writer makes of a conversation as stored (None: not stored yet): the conversation and all its messages.
 Revise = Callable[[ConversationRecord | None, list[Message]], tuple[Conversation, list[Message]]]
 
@@ -116,6 +118,7 @@ def _embed_missing(
     embedder: Embedder,
     report: IngestReport,
     made: dict[str, np.ndarray] | None = None,
+    progress: ProgressCallback | None = None,
 ) -> dict[str, np.ndarray]:
     """Vectors for the chunks: stored ones reused, the rest embedded (and added to `made`, when given)."""
     vectors: dict[str, np.ndarray] = {}
@@ -129,13 +132,16 @@ def _embed_missing(
             report.embeddings_reused += 1
         else:
             todo[key] = chunk.embedding_input
-    if todo:
-        matrix = embedder.embed_passages(list(todo.values()))
-        fresh = dict(zip(todo, matrix, strict=True))
+    keys, texts = list(todo), list(todo.values())
+    for start in range(0, len(texts), EMBED_SLICE):
+        matrix = embedder.embed_passages(texts[start : start + EMBED_SLICE])
+        fresh = dict(zip(keys[start : start + EMBED_SLICE], matrix, strict=True))
         vectors.update(fresh)
         if made is not None:
             made.update(fresh)
-        report.embedded += len(todo)
+        report.embedded += len(fresh)
+        if progress and len(texts) > EMBED_SLICE:
+            progress("embedding", min(start + EMBED_SLICE, len(texts)), len(texts))
     return vectors
 
 
@@ -148,6 +154,7 @@ def rebuild_conversation(
     report: IngestReport,
     record: ConversationRecord | None,
     made: dict[str, np.ndarray] | None = None,
+    progress: ProgressCallback | None = None,
 ) -> bool:
     """Re-thread and re-chunk one conversation from all its messages, unless nothing changed.
 
@@ -173,7 +180,7 @@ def rebuild_conversation(
             for chunk in chunk_thread_windows(thread, by_id, embedder.count_tokens, CHAT_WINDOW_TOKENS)
         ]
     known = {**(made or {}), **store.embeddings_for(conversation.ref)}
-    vectors = _embed_missing(chunks, known, embedder, report, made)
+    vectors = _embed_missing(chunks, known, embedder, report, made, progress)
     based_on = BasedOn(record.content_hash if record else None)
     store.replace_conversation(conversation, digest, messages, threads, chunks, vectors, based_on=based_on)
     report.conversations_rebuilt += 1
@@ -198,6 +205,7 @@ def update_conversation(
     embedder: Embedder,
     settings: ThreadSettings,
     report: IngestReport,
+    progress: ProgressCallback | None = None,
 ) -> bool:
     """Read one conversation, `revise` it, rebuild and write it, as if no other writer ran meanwhile.
 
@@ -211,7 +219,9 @@ def update_conversation(
         record, stored = store.read_conversation(ref)
         conversation, messages = revise(record, stored)
         try:
-            return rebuild_conversation(store, conversation, messages, embedder, settings, report, record, made)
+            return rebuild_conversation(
+                store, conversation, messages, embedder, settings, report, record, made, progress
+            )
         except ConcurrentWriteError:
             report.redone += 1
     raise StoreError(f"conversation {ref!r} kept being changed by other writers ({MAX_WRITE_ATTEMPTS} tries)")
@@ -239,24 +249,46 @@ def ingest_result(
     conversations = {conversation.ref: conversation for conversation in result.conversations}
     report.conversations = len(by_conversation)
     done_messages = 0
+    if progress:
+        progress("conversations", 0, len(result.messages))
     for ref, incoming in by_conversation.items():
         conversation = conversations.get(ref) or Conversation(ref, ref, "group", result.format)
-        update_conversation(store, ref, merging(conversation, incoming), embedder, settings, report)
+        update_conversation(store, ref, merging(conversation, incoming), embedder, settings, report, progress)
         done_messages += len(incoming)
         if progress:
             progress("conversations", done_messages, len(result.messages))
     return report
 
 
+def known_document(store: Store, document: Document, location: str) -> tuple[Document, bool]:
+    """The document under the id the store knows it by: the same location (an absolute path, or a
+    zip and member) or the same content is the same document, so a moved or re-rooted file is not a
+    new one. A new document is named by its path relative to the ingested folder, lengthened
+    towards the file system root while another document holds that name. Also says whether the
+    document moved."""
+    known = store.find_document(location, document.content_hash)
+    if known is not None:
+        return dataclasses.replace(document, id=known[0], path=location), known[1] != location
+    parts = Path(location).parts
+    depth = len(Path(document.id).parts)
+    names = [document.id, *(Path(*parts[-n:]).as_posix() for n in range(depth + 1, len(parts)))]
+    free = next((name for name in names if store.document_hash(name) is None), Path(location).as_posix())
+    return dataclasses.replace(document, id=free, path=location), False
+
+
 def ingest_documents(
     store: Store, plan: Plan, embedder: Embedder, report: IngestReport, progress: ProgressCallback | None = None
 ) -> None:
-    """Ingest a plan's documents into `report`; a document's id is its path relative to the path ingested."""
+    """Ingest a plan's documents into `report`. A new document's id is its path relative to the path
+    ingested; a document the store already has (same location or content) keeps its id."""
     units = plan.document_units()
     if not units:
         return
     store.bind_embedder(embedder.name, embedder.dim)
     max_tokens = embedder.max_tokens - TOKEN_MARGIN
+    if progress:
+        progress("documents", 0, len(units))
+    seen: set[str] = set()
     for done, unit in enumerate(units, start=1):
         try:
             document = read_document(unit.path, unit.path.parent)
@@ -264,13 +296,18 @@ def ingest_documents(
             report.skipped.append(Skip(unit.display, None, error.reason))
             continue
         # A zip member's file is temporary: the zip and its member path say where it came from.
-        where = unit.display if plan.in_archive(unit) else document.path
-        document = dataclasses.replace(document, id=unit.display, path=where)
+        where = unit.display if plan.in_archive(unit) else str(Path(document.path).resolve())
+        document, moved = known_document(store, dataclasses.replace(document, id=unit.display), where)
+        if document.id in seen:
+            copies = "copies of a document read earlier in this folder"
+            report.ignored[copies] = report.ignored.get(copies, 0) + 1
+            continue
+        seen.add(document.id)
         report.documents += 1
         digest = f"{PIPELINE_VERSION}:{document.content_hash}:{document.updated_at.isoformat()}:{max_tokens}"
-        if store.document_hash(document.id) != digest:
+        if moved or store.document_hash(document.id) != digest:
             chunks = chunk_document(document, embedder.count_tokens, max_tokens=max_tokens)
-            vectors = _embed_missing(chunks, store.embeddings_for(document.id), embedder, report)
+            vectors = _embed_missing(chunks, store.embeddings_for(document.id), embedder, report, progress=progress)
             store.replace_document(document, digest, chunks, vectors)
             report.documents_rebuilt += 1
             report.chunks += len(chunks)
@@ -288,6 +325,8 @@ def ingest_plan(
     progress: ProgressCallback | None = None,
 ) -> IngestReport:
     """Ingest everything a walk found: chat exports, then documents; the rest is reported as not read."""
+    if progress:
+        progress("reading", 0, 0)
     result = read_units(plan)
     by_format: dict[str, int] = defaultdict(int)
     kinds = {conversation.ref: conversation.source_format for conversation in result.conversations}

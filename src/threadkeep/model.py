@@ -191,7 +191,7 @@ class Section:
 
 @dataclass(frozen=True, slots=True)
 class Document:
-    id: str  # stable across re-ingests: the path as given relative to the ingested root
+    id: str  # as stored: the path relative to the first folder it was ingested from (see ingest.known_document)
     title: str
     updated_at: datetime
     path: str

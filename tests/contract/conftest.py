@@ -4,8 +4,9 @@ PostgreSQL: one database per test session, with a unique name, created from
 THREADKEEP_TEST_POSTGRES's server (default: postgres@127.0.0.1:5432, trust auth)
 and dropped at the end; every test gets its own schema in it, because dropping a
 schema is instant and dropping a database costs a checkpoint (about a second).
-When the server cannot be reached the PostgreSQL cases are skipped, unless
-THREADKEEP_REQUIRE_POSTGRES is set (CI sets it): then they fail.
+When the server cannot be reached, or has no pgvector, the PostgreSQL cases are
+skipped with the reason, unless THREADKEEP_REQUIRE_POSTGRES is set (CI sets it):
+then they fail.
 """
 
 from __future__ import annotations
@@ -52,10 +53,7 @@ def postgres_database() -> Iterator[str]:
         with psycopg.connect(url, autocommit=True) as conn:
             available = conn.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'").fetchone()
             if not available:
-                pytest.fail(
-                    "PostgreSQL is reachable but has no pgvector: run `bash scripts/install-pgvector.sh`",
-                    pytrace=False,
-                )
+                _unavailable("PostgreSQL is reachable but has no pgvector: run `bash scripts/install-pgvector.sh`")
             # In public, explicitly: each test's schema is dropped with CASCADE, and an extension
             # created inside one would take every other test's vector columns with it.
             conn.execute("CREATE EXTENSION IF NOT EXISTS vector SCHEMA public")

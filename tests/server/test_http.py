@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 from fastapi.testclient import TestClient
 
+from threadkeep.api import KnowledgeBase
 from threadkeep.cli import main
 from threadkeep.generate import Endpoint
 from threadkeep.server.http import MAX_BODY_BYTES, ConfigError, check_binding, create_app, is_loopback
@@ -72,7 +73,44 @@ def test_openapi_schema_lists_every_endpoint(client):
     search_params = {p["name"]: p for p in paths["/api/search"]["get"]["parameters"]}
     assert search_params["q"]["schema"]["maxLength"] == MAX_QUERY_CHARS
     assert search_params["k"]["schema"]["maximum"] == MAX_K
-    assert client.get("/docs").status_code == 404  # the interactive docs would load a CDN script
+    assert "get" in paths["/api/overview"]
+
+
+def test_interactive_docs_and_favicon_are_served_from_here(client):
+    docs = client.get("/docs")
+    assert docs.status_code == 200 and docs.headers["content-type"].startswith("text/html")
+    assert '<script src="/static/docs.js"' in docs.text and "https://" not in docs.text
+    script = client.get("/static/docs.js")
+    assert script.status_code == 200 and "/openapi.json" in script.text and "https://" not in script.text
+    for path in ("/favicon.ico", "/static/favicon.svg"):
+        icon = client.get(path)
+        assert icon.status_code == 200 and icon.headers["content-type"] == "image/svg+xml"
+        assert icon.text.startswith("<svg")
+    assert 'rel="icon"' in client.get("/").text
+
+
+def test_overview_for_the_start_page(client):
+    overview = client.get("/api/overview").json()
+    assert overview["stats"]["documents"] == 3
+    assert [item["ref"] for item in overview["conversations"]] == ["yunshu-support-1", "yunshu-support-2"]
+    assert len(overview["documents"]) == 3
+    examples = overview["example_questions"]
+    assert 1 <= len(examples) <= 3
+    for question in examples:
+        assert client.get("/api/ask", params={"q": question}).json()["status"] == "answered"
+
+
+def test_thread_with_the_messages_around_it(client):
+    answer = client.get("/api/ask", params={"q": ASK_QUESTION}).json()
+    chunk_id = answer["groups"]["chat"][0]["chunk_id"]
+    bare = client.get("/api/thread", params={"chunk_id": chunk_id}).json()["messages"]
+    around = client.get("/api/thread", params={"chunk_id": chunk_id, "context": 3}).json()["messages"]
+    assert all(message["in_thread"] for message in bare)
+    assert [m["id"] for m in around if m["in_thread"]] == [m["id"] for m in bare]
+    assert 0 < len(around) - len(bare) <= 6
+    assert not any(m["cited"] for m in around if not m["in_thread"])
+    assert_error(client.get("/api/thread", params={"chunk_id": chunk_id, "context": 99}), 422, "context")
+    assert_error(client.get("/api/thread", params={"chunk_id": "nope"}), 404, "unknown chunk_id")
 
 
 # ---- the read endpoints ------------------------------------------------------------------------
@@ -266,6 +304,7 @@ def test_live_server_on_all_addresses_requires_the_token(tmp_path):
     port = free_port()
     env = {**os.environ, "THREADKEEP_EMBEDDER": "hash-64", "THREADKEEP_TOKEN": TOKEN}
     command = [sys.executable, "-m", "threadkeep.cli", "serve", "--host", "0.0.0.0", "--port", str(port)]
+    KnowledgeBase.open(tmp_path / "kb.db").close()  # serve opens an existing store (no ingest folders)
     server = subprocess.Popen(
         [*command, "--db", str(tmp_path / "kb.db")], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from importlib.metadata import version
 from pathlib import Path
 
 import anyio
@@ -97,7 +98,7 @@ def test_stdio_session(setup):
             stats = payload(await client.call_tool("stats", {}))
             assert stats["conversations"] == 2 and stats["location"] == setup["db"].name
 
-            assert "no chat chunk" in error_text(await client.call_tool("get_thread", {"chunk_id": "nope"}))
+            assert "unknown chunk_id" in error_text(await client.call_tool("get_thread", {"chunk_id": "nope"}))
             assert "chunk_id" in error_text(await client.call_tool("get_thread", {}))
             too_long = await client.call_tool("search", {"query": "x" * 2001})
             assert "2000" in error_text(too_long)
@@ -129,6 +130,8 @@ def test_handshake_era_clients_and_no_ingest_folders(setup):
         async with Client(parameters, mode="legacy", read_timeout_seconds=120) as client:
             tools = {tool.name: tool for tool in (await client.list_tools()).tools}
             assert set(tools) == TOOLS
+            assert client.server_info.name == "threadkeep"
+            assert client.server_info.version == version("threadkeep")
             assert "disabled" in tools["ingest"].description
             message = error_text(await client.call_tool("ingest", {"path": str(setup["allowed"] / "notes.md")}))
             assert "--ingest-root" in message

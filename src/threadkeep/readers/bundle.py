@@ -1,4 +1,4 @@
-"""The group-chat export bundle (`shared/spec/export-bundle.md`, version 1)."""
+"""The group-chat export bundle (`docs/export-bundle.md`, version 1)."""
 
 from __future__ import annotations
 

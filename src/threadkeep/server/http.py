@@ -31,6 +31,7 @@ from threadkeep.generate import Endpoint
 from threadkeep.server.service import (
     DEFAULT_ASK_K,
     DEFAULT_SEARCH_K,
+    MAX_CONTEXT,
     MAX_K,
     MAX_PATH_CHARS,
     MAX_QUERY_CHARS,
@@ -51,6 +52,11 @@ STATIC_FILES = {
     "/": ("index.html", "text/html; charset=utf-8"),
     "/static/app.js": ("app.js", "text/javascript; charset=utf-8"),
     "/static/app.css": ("app.css", "text/css; charset=utf-8"),
+    # Interactive API docs served from here: FastAPI's own load their scripts from a CDN.
+    "/docs": ("docs.html", "text/html; charset=utf-8"),
+    "/static/docs.js": ("docs.js", "text/javascript; charset=utf-8"),
+    "/favicon.ico": ("favicon.svg", "image/svg+xml"),
+    "/static/favicon.svg": ("favicon.svg", "image/svg+xml"),
 }
 SECURITY_HEADERS = [
     (b"x-content-type-options", b"nosniff"),
@@ -270,8 +276,19 @@ def create_app(service: Service, token: str | None = None) -> FastAPI:
         return service.ask(request.question, request.k, request.conversation)
 
     @app.get("/api/thread", summary="The full transcript behind a chat citation, cited messages marked")
-    def thread(chunk_id: Ref = None, conversation: Ref = None, message_id: Ref = None) -> dict[str, Any]:
-        return service.thread(chunk_id, conversation, message_id)
+    def thread(
+        chunk_id: Ref = None,
+        conversation: Ref = None,
+        message_id: Ref = None,
+        context: Annotated[
+            int, Query(ge=0, le=MAX_CONTEXT, description="Messages of the conversation shown before and after.")
+        ] = 0,
+    ) -> dict[str, Any]:
+        return service.thread(chunk_id, conversation, message_id, context)
+
+    @app.get("/api/overview", summary="What the knowledge base holds, for a start page, with example questions")
+    def overview() -> dict[str, Any]:
+        return service.overview()
 
     @app.get("/api/conversations", summary="The chat conversations in the knowledge base")
     def conversations() -> dict[str, Any]:
@@ -304,7 +321,8 @@ def serve(
 
     check_binding(host, token)
     roots = IngestRoots.from_env(INGEST_ROOTS_ENV) if ingest_roots is None else IngestRoots(ingest_roots)
-    service = Service.open(db, roots, endpoint=Endpoint.from_environment())
+    # A new store only when the server can fill it: a mistyped --db must not serve an empty one.
+    service = Service.open(db, roots, endpoint=Endpoint.from_environment(), create=bool(roots))
     try:
         app = create_app(service, token)
         uvicorn.run(

@@ -9,6 +9,7 @@ Built on the official `mcp` SDK (2.x, `MCPServer`). Each tool calls
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from importlib.metadata import version as package_version
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
@@ -59,7 +60,7 @@ def without_rendering(answer: dict) -> dict:
 
 
 def build_server(service: Service) -> MCPServer:
-    server = MCPServer(name="threadkeep", instructions=INSTRUCTIONS)
+    server = MCPServer(name="threadkeep", version=package_version("threadkeep"), instructions=INSTRUCTIONS)
     read_only = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
 
     @server.tool(
@@ -183,7 +184,8 @@ def run(db: str | None = None, ingest_roots: Sequence[str] | None = None) -> Non
     `ingest_roots` None reads THREADKEEP_MCP_INGEST_ROOTS (a path-separated list).
     """
     roots = IngestRoots.from_env(INGEST_ROOTS_ENV) if ingest_roots is None else IngestRoots(ingest_roots)
-    service = Service.open(db, roots)
+    # A new store only when the ingest tool can fill it: a mistyped --db must not serve an empty one.
+    service = Service.open(db, roots, create=bool(roots))
     try:
         build_server(service).run("stdio")
     finally:

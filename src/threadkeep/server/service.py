@@ -25,8 +25,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from threadkeep.api import KnowledgeBase
-from threadkeep.cli import hit_to_dict
+from threadkeep.api import KnowledgeBase, hit_to_dict
 from threadkeep.embed import Embedder
 from threadkeep.generate import Endpoint, GenerationError
 from threadkeep.ingest import IngestReport
@@ -41,6 +40,7 @@ MAX_REF_CHARS = 500  # conversation refs, chunk ids, message ids
 MAX_PATH_CHARS = 4_096
 MAX_FOLDER_ENTRIES = 200_000  # entries walked to check a folder for links that leave the allowed folders
 SOURCE_TYPES = ("chat", "document")
+MAX_CONTEXT = 20  # messages shown before and after a thread
 
 
 class ServiceError(Exception):
@@ -186,8 +186,10 @@ class Service:
         ingest_roots: IngestRoots | None = None,
         embedder: Embedder | str | None = None,
         endpoint: Endpoint | None = None,
+        create: bool = True,
     ) -> Service:
-        return cls(KnowledgeBase.open(db, embedder), ingest_roots, endpoint)
+        """`create` False: a missing store is `StoreNotFound` rather than a new, empty one."""
+        return cls(KnowledgeBase.open(db, embedder, create=create), ingest_roots, endpoint)
 
     def close(self) -> None:
         self._worker.close()
@@ -238,33 +240,50 @@ class Service:
                 return answer
 
     def thread(
-        self, chunk_id: str | None = None, conversation: str | None = None, message_id: str | None = None
+        self,
+        chunk_id: str | None = None,
+        conversation: str | None = None,
+        message_id: str | None = None,
+        context: int = 0,
     ) -> dict:
+        if isinstance(context, bool) or not isinstance(context, int) or not 0 <= context <= MAX_CONTEXT:
+            raise ServiceError(f"context must be a whole number from 0 to {MAX_CONTEXT}")
         chunk_id = check_ref(chunk_id, "chunk_id")
         conversation = check_ref(conversation, "conversation")
         message_id = check_ref(message_id, "message_id")
         if chunk_id is None and (conversation is None or message_id is None):
             raise ServiceError("give a chunk_id, or a conversation and a message_id")
         with self._lock, self._errors():
-            view = self.kb.thread(chunk_id=chunk_id, conversation=conversation, message_id=message_id)
+            view = self.kb.thread(chunk_id=chunk_id, conversation=conversation, message_id=message_id, context=context)
+            known = chunk_id is not None and chunk_id in self.kb.store.get_chunks([chunk_id])
         if view is None:
+            if chunk_id is not None and not known:
+                raise NotFound(f"unknown chunk_id {chunk_id!r}: use one from ask or search")
             if chunk_id is not None:
-                raise NotFound(f"no chat chunk {chunk_id!r} (document chunks have no thread)")
+                raise NotFound(f"chunk {chunk_id!r} is a document section: only chat chunks have a thread")
             raise NotFound(f"no message {message_id!r} in conversation {conversation!r}")
         return view.to_dict()
 
     def conversations(self) -> dict:
         with self._lock, self._errors():
-            return {"conversations": self.kb.store.list_conversations()}
+            return {"conversations": self.kb.conversations()}
 
     def documents(self) -> dict:
         with self._lock, self._errors():
-            listed = self.kb.store.list_documents()
+            listed = self.kb.documents()
         return {"documents": [{**item, "path": self.ingest_roots.public(item["path"])} for item in listed]}
 
     def stats(self) -> dict:
         with self._lock, self._errors():
             return {**self.kb.stats(), "location": self.kb.store.name}
+
+    def overview(self) -> dict:
+        with self._lock, self._errors():
+            overview = self.kb.overview()
+        overview["stats"] = {**overview["stats"], "location": self.kb.store.name}
+        documents = overview["documents"]
+        overview["documents"] = [{**item, "path": self.ingest_roots.public(item["path"])} for item in documents]
+        return overview
 
     def ingest(self, path: str, format: str | None = None) -> dict:
         """Ingest in the worker process; searches go on meanwhile. The report names files relative to their folder."""

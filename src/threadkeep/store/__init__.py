@@ -12,10 +12,18 @@ from pathlib import Path
 
 from platformdirs import user_data_dir
 
-from threadkeep.store.base import ConversationRecord, SearchFilters, Store, StoreError
+from threadkeep.store.base import ConversationRecord, SearchFilters, Store, StoreError, StoreNotFound
 from threadkeep.store.sqlite import SQLiteStore
 
-__all__ = ["ConversationRecord", "SearchFilters", "Store", "StoreError", "default_location", "open_store"]
+__all__ = [
+    "ConversationRecord",
+    "SearchFilters",
+    "Store",
+    "StoreError",
+    "StoreNotFound",
+    "default_location",
+    "open_store",
+]
 
 
 def default_location() -> str:
@@ -23,7 +31,8 @@ def default_location() -> str:
     return os.environ.get("THREADKEEP_DB") or str(Path(user_data_dir("threadkeep")) / "threadkeep.db")
 
 
-def open_store(location: str | Path | None = None) -> Store:
+def open_store(location: str | Path | None = None, create: bool = True) -> Store:
+    """The store at `location`; without `create`, `StoreNotFound` when none exists there yet."""
     location = str(location or default_location())
     if location.startswith(("postgresql://", "postgres://")):
         # Imported here so the embedded (SQLite) path never needs psycopg installed.
@@ -33,5 +42,5 @@ def open_store(location: str | Path | None = None) -> Store:
             raise StoreError(
                 f"a PostgreSQL store needs psycopg 3 ({error}); install it with `pip install 'psycopg[binary]'`"
             ) from error
-        return PostgresStore(location)
-    return SQLiteStore(Path(location))
+        return PostgresStore(location, create=create)
+    return SQLiteStore(Path(location).expanduser(), create=create)

@@ -58,6 +58,9 @@ def message_from_row(row: Sequence[Any], decode: Callable[[Any], Any] = lambda v
     )
 
 
+# What `forget_conversation` records about a conversation it removed (never its messages).
+FORGOTTEN_KEYS = ("conversation", "title", "source_format", "messages", "forgotten_at")
+
 CHUNK_COLUMNS = (
     "id, source_type, source_ref, title, text, embedding_input, occurred_at, started_at, heading_path, "
     "evidence_ids, resolution_state, has_unresolved_media"
@@ -90,6 +93,14 @@ def thread_rows(
 
 class StoreError(RuntimeError):
     """The store cannot do what was asked (wrong model, bad location, constraint...)."""
+
+
+class StoreNotFound(StoreError):
+    """No store exists at the location, and the caller did not ask to create one."""
+
+    def __init__(self, location: str) -> None:
+        super().__init__(f"there is no store at {location}")
+        self.location = location
 
 
 class ConcurrentWriteError(StoreError):
@@ -163,6 +174,9 @@ class Store(Protocol):
 
     def document_hash(self, document_id: str) -> str | None: ...
 
+    def find_document(self, path: str, file_hash: str) -> tuple[str, str] | None:
+        """(id, path) of the stored document at this absolute path, else of one with the same file content."""
+
     def replace_document(
         self, document: Document, content_hash: str, chunks: Sequence[Chunk], embeddings: dict[str, np.ndarray]
     ) -> None:
@@ -172,7 +186,15 @@ class Store(Protocol):
 
     def list_documents(self) -> list[dict[str, str]]: ...
 
-    def list_conversations(self) -> list[dict[str, object]]: ...
+    def list_conversations(self) -> list[dict[str, object]]:
+        """ref, title, kind, source_format, messages, first_message_at, last_message_at, metadata."""
+
+    def forget_conversation(self, ref: str, forgotten_at: datetime) -> dict[str, object] | None:
+        """Delete a conversation with its messages, threads, chunks and review flags, in one transaction,
+        and record what went (`FORGOTTEN_KEYS`, no message text). None when there is no such conversation."""
+
+    def forgotten_conversations(self) -> list[dict[str, object]]:
+        """The records `forget_conversation` left, oldest first."""
 
     def flag_for_review(self, conversation: str, message_id: str, reason: str, flagged_at: datetime) -> None:
         """Remember that a message needs a person's look (e.g. the exporter no longer saw it). Deletes nothing."""
@@ -187,5 +209,8 @@ class Store(Protocol):
     def lexical_candidates(self, text: str, k: int, filters: SearchFilters) -> list[tuple[str, float]]: ...
 
     def get_chunks(self, ids: Iterable[str]) -> dict[str, Chunk]: ...
+
+    def recent_chat_chunks(self, resolution_state: str, limit: int) -> list[Chunk]:
+        """The latest chat chunks in this state, newest first (the start page's example questions)."""
 
     def stats(self) -> dict[str, object]: ...

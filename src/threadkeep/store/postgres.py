@@ -43,10 +43,12 @@ from psycopg.types.json import Jsonb
 from threadkeep.model import Chunk, Conversation, Document, Message, Thread
 from threadkeep.store.base import (
     CHUNK_COLUMNS,
+    FORGOTTEN_KEYS,
     BasedOn,
     ConversationRecord,
     SearchFilters,
     StoreError,
+    StoreNotFound,
     chunk_from_row,
     message_from_row,
     require_current,
@@ -153,6 +155,19 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (conversation, message_id, reason)
     );
     """,
+    """
+    ALTER TABLE documents ADD COLUMN file_hash text;
+    UPDATE documents SET file_hash = split_part(content_hash, ':', 2);
+    CREATE INDEX documents_path ON documents (path);
+    CREATE INDEX documents_file_hash ON documents (file_hash);
+    CREATE TABLE forgotten (
+        conversation text NOT NULL,
+        title text NOT NULL,
+        source_format text NOT NULL,
+        messages integer NOT NULL,
+        forgotten_at text NOT NULL
+    );
+    """,
 ]
 
 # HNSW build parameters (pgvector's defaults, written down so a rebuild matches).
@@ -250,7 +265,7 @@ class _VectorTextLoader(Loader):
 class PostgresStore:
     """A store in one PostgreSQL database, selected by a `postgresql://` URL."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, create: bool = True) -> None:
         self.url = self.address = url
         self.location = redact(url)
         try:
@@ -275,6 +290,8 @@ class PostgresStore:
             # plan, blind to the filter values: a search for the 10% of chunks that are documents
             # went from 2 ms to 19 ms that way (sequential scan instead of the source index).
             self.db.execute("SET plan_cache_mode = force_custom_plan")
+            if not create and self._schema_version() == 0:
+                raise StoreNotFound(self.location)
             self._migrate()
             self._register_vector_type()
         except BaseException:
@@ -526,16 +543,37 @@ class PostgresStore:
             row = self.db.execute("SELECT content_hash FROM documents WHERE id = %s", (document_id,)).fetchone()
         return row[0] if row else None
 
+    def find_document(self, path: str, file_hash: str) -> tuple[str, str] | None:
+        with self._lock:
+            for column, value in (("path", path), ("file_hash", file_hash)):
+                found = self.db.execute(
+                    sql.SQL('SELECT id, path FROM documents WHERE {} = %s ORDER BY id COLLATE "C" LIMIT 1').format(
+                        sql.Identifier(column)
+                    ),
+                    (value,),
+                ).fetchone()
+                if found:
+                    return found[0], found[1]
+        return None
+
     def replace_document(
         self, document: Document, content_hash: str, chunks: Sequence[Chunk], embeddings: dict[str, np.ndarray]
     ) -> None:
         with self._transaction(f"document:{document.id}") as cursor:
             self._delete_chunks(cursor, "document", document.id)
             cursor.execute(
-                "INSERT INTO documents VALUES (%s, %s, %s, %s, %s) ON CONFLICT (id) DO UPDATE SET "
+                "INSERT INTO documents (id, title, path, updated_at, content_hash, file_hash) "
+                "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (id) DO UPDATE SET "
                 "title = excluded.title, path = excluded.path, updated_at = excluded.updated_at, "
-                "content_hash = excluded.content_hash",
-                (document.id, _clean(document.title), document.path, document.updated_at.isoformat(), content_hash),
+                "content_hash = excluded.content_hash, file_hash = excluded.file_hash",
+                (
+                    document.id,
+                    _clean(document.title),
+                    document.path,
+                    document.updated_at.isoformat(),
+                    content_hash,
+                    document.content_hash,
+                ),
             )
             self._insert_chunks(cursor, chunks, embeddings)
 
@@ -557,11 +595,36 @@ class PostgresStore:
                 "SELECT c.ref, c.title, c.kind, c.source_format, "
                 "(SELECT count(*) FROM messages m WHERE m.conversation = c.ref), "
                 "(SELECT m.sent_at FROM messages m WHERE m.conversation = c.ref ORDER BY m.sent_ts LIMIT 1), "
-                "(SELECT m.sent_at FROM messages m WHERE m.conversation = c.ref ORDER BY m.sent_ts DESC LIMIT 1) "
-                'FROM conversations c ORDER BY c.ref COLLATE "C"'
+                "(SELECT m.sent_at FROM messages m WHERE m.conversation = c.ref ORDER BY m.sent_ts DESC LIMIT 1), "
+                'c.metadata FROM conversations c ORDER BY c.ref COLLATE "C"'
             ).fetchall()
         keys = ("ref", "title", "kind", "source_format", "messages", "first_message_at", "last_message_at")
-        return [dict(zip(keys, row, strict=True)) for row in rows]
+        return [{**dict(zip(keys, row[:7], strict=True)), "metadata": row[7]} for row in rows]
+
+    def forget_conversation(self, ref: str, forgotten_at: datetime) -> dict[str, object] | None:
+        with self._transaction(f"chat:{ref}") as cursor:
+            row = cursor.execute(
+                "SELECT c.title, c.source_format, (SELECT count(*) FROM messages m WHERE m.conversation = c.ref) "
+                "FROM conversations c WHERE c.ref = %s",
+                (ref,),
+            ).fetchone()
+            if row is None:
+                return None
+            self._delete_chunks(cursor, "chat", ref)
+            for table in ("threads", "messages", "review_flags"):
+                cursor.execute(sql.SQL("DELETE FROM {} WHERE conversation = %s").format(sql.Identifier(table)), (ref,))
+            cursor.execute("DELETE FROM conversations WHERE ref = %s", (ref,))
+            record = (ref, row[0], row[1], row[2], forgotten_at.isoformat())
+            cursor.execute("INSERT INTO forgotten VALUES (%s, %s, %s, %s, %s)", record)
+        return dict(zip(FORGOTTEN_KEYS, record, strict=True))
+
+    def forgotten_conversations(self) -> list[dict[str, object]]:
+        with self._lock:
+            rows = self.db.execute(
+                "SELECT conversation, title, source_format, messages, forgotten_at FROM forgotten "
+                'ORDER BY forgotten_at COLLATE "C", conversation COLLATE "C"'
+            ).fetchall()
+        return [dict(zip(FORGOTTEN_KEYS, row, strict=True)) for row in rows]
 
     # --- review and integrity ------------------------------------------------------------------
 
@@ -805,6 +868,15 @@ class PostgresStore:
             query_params = [*rank_params, *rank_params, *params, k]
         with self._lock:
             return [(row[0], float(row[1])) for row in self.db.execute(statement, query_params)]
+
+    def recent_chat_chunks(self, resolution_state: str, limit: int) -> list[Chunk]:
+        with self._lock:
+            rows = self.db.execute(
+                f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE source_type = 'chat' AND resolution_state = %s "
+                "ORDER BY occurred_ts DESC LIMIT %s",
+                (resolution_state, limit),
+            ).fetchall()
+        return [chunk_from_row(row) for row in rows]
 
     def get_chunks(self, ids: Iterable[str]) -> dict[str, Chunk]:
         ids = list(dict.fromkeys(ids))

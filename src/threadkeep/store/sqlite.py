@@ -26,11 +26,13 @@ import numpy as np
 from threadkeep.model import Chunk, Conversation, Document, Message, Thread
 from threadkeep.store.base import (
     CHUNK_COLUMNS,
+    FORGOTTEN_KEYS,
     MESSAGE_COLUMNS,
     BasedOn,
     ConversationRecord,
     SearchFilters,
     StoreError,
+    StoreNotFound,
     chunk_from_row,
     message_from_row,
     require_current,
@@ -134,6 +136,21 @@ MIGRATIONS: list[str] = [
     INSERT OR IGNORE INTO meta VALUES ('store_id', lower(hex(randomblob(16))));
     CREATE VIRTUAL TABLE chunks_fts_terms USING fts5vocab(chunks_fts, 'col');
     """,
+    # A document is known again by its file's location or content (`find_document`); a
+    # conversation forgotten on request leaves a record of what went.
+    """
+    ALTER TABLE documents ADD COLUMN file_hash TEXT;
+    UPDATE documents SET file_hash = substr(content_hash, instr(content_hash, ':') + 1, 64);
+    CREATE INDEX documents_path ON documents(path);
+    CREATE INDEX documents_file_hash ON documents(file_hash);
+    CREATE TABLE forgotten (
+        conversation TEXT NOT NULL,
+        title TEXT NOT NULL,
+        source_format TEXT NOT NULL,
+        messages INTEGER NOT NULL,
+        forgotten_at TEXT NOT NULL
+    );
+    """,
 ]
 
 
@@ -201,19 +218,59 @@ def input_hash(text: str) -> str:
     return sha256(text.encode("utf-8")).hexdigest()
 
 
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def check_location(path: Path, create: bool) -> None:
+    """Refuse, before anything is written, a location that is not (and cannot become) a store file."""
+    if path.is_dir():
+        raise StoreError(f"{path} is a folder, not a store file; name a file in it, e.g. {path / 'threadkeep.db'}")
+    if path.exists():
+        try:
+            with path.open("rb") as file:
+                header = file.read(len(SQLITE_HEADER))
+        except OSError as error:
+            raise StoreError(f"cannot read the store {path}: {error.strerror or error}") from error
+        if header and header != SQLITE_HEADER:
+            raise StoreError(f"{path} is not a threadkeep store (the file is not a SQLite database)")
+        if header or create:
+            return
+    if not create:
+        raise StoreNotFound(str(path))
+    if path.parent.exists() and not path.parent.is_dir():
+        raise StoreError(f"cannot create the store {path}: {path.parent} is a file, not a folder")
+
+
 class SQLiteStore:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, create: bool = True) -> None:
+        check_location(path, create)
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self.address = str(path)
         self.name = path.name
         self.db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
-        self.db.execute("PRAGMA journal_mode = WAL")
-        self.db.execute("PRAGMA synchronous = NORMAL")
-        self.db.execute("PRAGMA foreign_keys = ON")
-        self._migrate()
+        try:
+            self._check_schema(create)
+            self.db.execute("PRAGMA journal_mode = WAL")
+            self.db.execute("PRAGMA synchronous = NORMAL")
+            self.db.execute("PRAGMA foreign_keys = ON")
+            self._migrate()
+        except sqlite3.DatabaseError as error:
+            self.db.close()
+            raise StoreError(f"{path} is not a usable threadkeep store ({error})") from error
+        except BaseException:
+            self.db.close()
+            raise
         self._vectors: VectorIndex | None = None
         self._wrote_vectors = False
+
+    def _check_schema(self, create: bool) -> None:
+        if self.db.execute("PRAGMA user_version").fetchone()[0] > 0:
+            return
+        if self.db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+            raise StoreError(f"{self.path} is a SQLite database of another program, not a threadkeep store")
+        if not create:
+            raise StoreNotFound(str(self.path))
 
     def _migrate(self) -> None:
         version = self.db.execute("PRAGMA user_version").fetchone()[0]
@@ -369,15 +426,32 @@ class SQLiteStore:
         row = self.db.execute("SELECT content_hash FROM documents WHERE id = ?", (document_id,)).fetchone()
         return row[0] if row else None
 
+    def find_document(self, path: str, file_hash: str) -> tuple[str, str] | None:
+        for column, value in (("path", path), ("file_hash", file_hash)):
+            row = self.db.execute(f"SELECT id, path FROM documents WHERE {column} = ? ORDER BY id LIMIT 1", (value,))
+            found = row.fetchone()
+            if found:
+                return found[0], found[1]
+        return None
+
     def replace_document(
         self, document: Document, content_hash: str, chunks: Sequence[Chunk], embeddings: dict[str, np.ndarray]
     ) -> None:
         with self._write():
             self._delete_chunks("document", document.id)
             self.db.execute(
-                "INSERT INTO documents VALUES (?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET title = excluded.title, "
-                "path = excluded.path, updated_at = excluded.updated_at, content_hash = excluded.content_hash",
-                (document.id, document.title, document.path, document.updated_at.isoformat(), content_hash),
+                "INSERT INTO documents (id, title, path, updated_at, content_hash, file_hash) "
+                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET title = excluded.title, "
+                "path = excluded.path, updated_at = excluded.updated_at, content_hash = excluded.content_hash, "
+                "file_hash = excluded.file_hash",
+                (
+                    document.id,
+                    document.title,
+                    document.path,
+                    document.updated_at.isoformat(),
+                    content_hash,
+                    document.content_hash,
+                ),
             )
             self._insert_chunks(chunks, embeddings)
 
@@ -392,11 +466,36 @@ class SQLiteStore:
 
     def list_conversations(self) -> list[dict[str, object]]:
         rows = self.db.execute(
-            "SELECT c.ref, c.title, c.kind, c.source_format, count(m.id), min(m.sent_at), max(m.sent_at) "
-            "FROM conversations c LEFT JOIN messages m ON m.conversation = c.ref GROUP BY c.ref ORDER BY c.ref"
+            "SELECT c.ref, c.title, c.kind, c.source_format, count(m.id), min(m.sent_at), max(m.sent_at), "
+            "c.metadata FROM conversations c LEFT JOIN messages m ON m.conversation = c.ref GROUP BY c.ref "
+            "ORDER BY c.ref"
         )
         keys = ("ref", "title", "kind", "source_format", "messages", "first_message_at", "last_message_at")
-        return [dict(zip(keys, row, strict=True)) for row in rows]
+        return [{**dict(zip(keys, row[:7], strict=True)), "metadata": json.loads(row[7])} for row in rows]
+
+    def forget_conversation(self, ref: str, forgotten_at: datetime) -> dict[str, object] | None:
+        with self._write():
+            row = self.db.execute(
+                "SELECT c.title, c.source_format, (SELECT count(*) FROM messages m WHERE m.conversation = c.ref) "
+                "FROM conversations c WHERE c.ref = ?",
+                (ref,),
+            ).fetchone()
+            if row is None:
+                return None
+            self._delete_chunks("chat", ref)
+            for table in ("threads", "messages", "review_flags"):
+                self.db.execute(f"DELETE FROM {table} WHERE conversation = ?", (ref,))
+            self.db.execute("DELETE FROM conversations WHERE ref = ?", (ref,))
+            record = (ref, row[0], row[1], row[2], forgotten_at.isoformat())
+            self.db.execute("INSERT INTO forgotten VALUES (?, ?, ?, ?, ?)", record)
+        return dict(zip(FORGOTTEN_KEYS, record, strict=True))
+
+    def forgotten_conversations(self) -> list[dict[str, object]]:
+        rows = self.db.execute(
+            "SELECT conversation, title, source_format, messages, forgotten_at FROM forgotten "
+            "ORDER BY forgotten_at, conversation"
+        )
+        return [dict(zip(FORGOTTEN_KEYS, row, strict=True)) for row in rows]
 
     def flag_for_review(self, conversation: str, message_id: str, reason: str, flagged_at: datetime) -> None:
         with self._write():
@@ -671,6 +770,14 @@ class SQLiteStore:
         )
         # bm25() is lower-is-better; negate so every candidate list is higher-is-better.
         return [(ids[rowid], -rank) for rowid, rank in found if rowid in ids]
+
+    def recent_chat_chunks(self, resolution_state: str, limit: int) -> list[Chunk]:
+        rows = self.db.execute(
+            f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE source_type = 'chat' AND resolution_state = ? "
+            "ORDER BY occurred_ts DESC LIMIT ?",
+            (resolution_state, limit),
+        )
+        return [chunk_from_row(row, json.loads) for row in rows]
 
     def get_chunks(self, ids: Iterable[str]) -> dict[str, Chunk]:
         ids = list(dict.fromkeys(ids))

@@ -24,13 +24,19 @@ from dataclasses import dataclass
 import numpy as np
 
 from threadkeep.model import Message
-from threadkeep.text import content_tokens, is_me_too, is_noise, is_question
+from threadkeep.text import content_tokens, is_me_too, is_noise
+from threadkeep.threads.cues import asks, is_ack, is_confirmation, is_wait
 from threadkeep.threads.mentions import NameIndex
 
 WINDOW = 50  # earlier messages offered as parents
 FAR_SLOTS = 2  # addressees' latest messages further back than the window
 RATE_WINDOW = 200  # messages over which `address_rate` is measured
 RATE_PRIOR = (0.3, 20.0)  # ... smoothed towards this share, with this weight in messages
+RECENT_MESSAGES = 20  # messages over which `recent_speakers` counts people
+BUSY_MESSAGES = 100  # ... and `window_speakers`
+RECENT_SECONDS = 600.0  # `log_recent_messages`: traffic in the last ten minutes
+ANSWER_SECONDS = 600.0  # a reply to someone's question within this counts towards the answerer role
+ROLE_PRIOR = (0.25, 4.0)  # answerer / asker shares smoothed towards this share, with this weight
 
 _URL = re.compile(r"https?://|www\.|\.(?:com|org|net|io|cn)\b", re.IGNORECASE)
 _WORD = re.compile(r"[^\s,，:：;；.。!！?？()（）\"'“”<>@]+")
@@ -77,6 +83,26 @@ STATIC: tuple[str, ...] = (
     "i_max_overlap",
     "i_me_too",  # 「+1 我也是」, "same here": joining someone else's report
     "address_rate",  # share of recent messages that address someone: how much this chat relies on names
+    # Small-group signals: who is talking, the roles people play, and what short turns do.
+    "speakers_between",  # distinct speakers from the candidate to this message: 2 = a two-person stretch
+    "recent_speakers",  # distinct speakers among the last RECENT_MESSAGES messages
+    "window_speakers",  # ... among the last BUSY_MESSAGES: a small team chat or a busy open channel
+    "log_recent_messages",  # messages in the last ten minutes
+    "j_last_other",  # the candidate is the latest message by someone other than this speaker
+    "j_open_question",  # the candidate asks, and nobody but its asker has spoken since
+    "j_latest_question",  # the latest question by someone other than this speaker
+    "i_answerer",  # this speaker's share of messages that answer someone else's question
+    "j_answerer",
+    "i_asker",  # this speaker's share of questions
+    "j_asker",
+    "i_share",  # this speaker's share of the conversation's messages (staff accounts talk a lot)
+    "j_share",
+    "i_wait",  # 「我看看」, 「稍等」, "let me check"
+    "j_wait",
+    "i_after_own_wait",  # this speaker's previous message was a wait: this may be the conclusion
+    "i_confirm",  # 「好了」, 「我也好了」, "works now"
+    "j_confirm",
+    "i_ack",  # 「收到」, "ok thanks"
     "rule_parent",  # the rule-based assigner links this message to the candidate
     "rule_same_thread",  # ... or puts both in one thread
     "rule_new_thread",  # ... or starts a thread with this message
@@ -156,6 +182,9 @@ def prepare(
     named: list[frozenset[int]] = []
     token_sets: list[frozenset[str]] = []
     question = np.zeros(n, dtype=bool)
+    wait = np.zeros(n, dtype=bool)
+    confirm = np.zeros(n, dtype=bool)
+    ack = np.zeros(n, dtype=bool)
     me_too = np.zeros(n, dtype=bool)
     noise = np.zeros(n, dtype=bool)
     url = np.zeros(n, dtype=bool)
@@ -171,7 +200,10 @@ def prepare(
         named.append((speaker_ids(_speaker_names(text, names)) | addressed) - {own})
         known = tokens[index] if tokens is not None else None
         token_sets.append(known if known is not None else frozenset(content_tokens(text)) if text else frozenset())
-        question[index] = is_question(text)
+        question[index] = asks(text)
+        wait[index] = is_wait(text)
+        confirm[index] = is_confirmation(text)
+        ack[index] = is_ack(text)
         me_too[index] = is_me_too(text)
         noise[index] = is_noise(text) and not message.is_media
         url[index] = bool(_URL.search(text))
@@ -205,6 +237,8 @@ def prepare(
         last_by[own] = index
         for ref in addresses[index]:
             last_to[ref] = index
+
+    roles = _roles(speakers, times, question, len(speaker_of))
 
     # The candidate grid.
     slots = 1 + window + FAR_SLOTS
@@ -299,6 +333,20 @@ def prepare(
     rank[:, 1 : window + 1] = distance - 1
     rank[:, window + 1 :] = window
 
+    # Distinct speakers from candidate j to message i: the messages k in [j, i] whose speaker
+    # does not speak again before i.
+    last_before_i = np.where(valid, next_own[j] > i, False)
+    speakers_between = np.cumsum(last_before_i, axis=1, dtype=np.float64)
+    speakers_between[:, window + 1 :] = 0.0
+    for index in far_rows:
+        for slot in range(window + 1, slots):
+            earlier = candidates[index, slot]
+            if earlier >= 0:
+                speakers_between[index, slot] = len(set(speakers[earlier : index + 1].tolist()))
+    recent_speakers = speakers_between[:, min(RECENT_MESSAGES, window + 1) - 1] if n else np.zeros(0)
+    recent_count = rows - np.searchsorted(times, times - RECENT_SECONDS, side="left")
+    last_other, next_other, latest_question = _turn_taking(speakers, question)
+
     rule_parent = np.zeros(j.shape, dtype=bool)
     rule_same = np.zeros(j.shape, dtype=bool)
     rule_new = np.zeros(n, dtype=bool)
@@ -357,6 +405,25 @@ def prepare(
         "i_max_overlap": max_overlap[i],
         "i_me_too": me_too[i],
         "address_rate": address_rate[i],
+        "speakers_between": np.where(real, speakers_between, 0.0),
+        "recent_speakers": recent_speakers[i],
+        "window_speakers": _window_speakers(speakers, BUSY_MESSAGES)[i],
+        "log_recent_messages": _log(recent_count.astype(np.float64))[i],
+        "j_last_other": (last_other[i] == j) & real,
+        "j_open_question": question[j] & (sj != si) & (next_other[j] >= i) & real,
+        "j_latest_question": (latest_question[i] == j) & real,
+        "i_answerer": roles.answerer[si],
+        "j_answerer": roles.answerer[sj] * real,
+        "i_asker": roles.asker[si],
+        "j_asker": roles.asker[sj] * real,
+        "i_share": roles.share[si],
+        "j_share": roles.share[sj] * real,
+        "i_wait": wait[i],
+        "j_wait": wait[j] & real,
+        "i_after_own_wait": (previous_own[i] >= 0) & wait[np.maximum(previous_own, 0)][i],
+        "i_confirm": confirm[i],
+        "j_confirm": confirm[j] & real,
+        "i_ack": ack[i],
         "rule_parent": rule_parent,
         "rule_same_thread": rule_same,
         "rule_new_thread": rule_new[i],
@@ -366,6 +433,83 @@ def prepare(
         static[:, :, column] = columns[name]
     static[~valid] = 0.0
     return Prepared(ids, times, speakers, addresses, named, tokens, candidates, static)
+
+
+@dataclass(frozen=True, slots=True)
+class Roles:
+    """Per speaker: share of messages answering someone's question, of questions, of all messages."""
+
+    answerer: np.ndarray
+    asker: np.ndarray
+    share: np.ndarray
+
+
+def _roles(speakers: np.ndarray, times: np.ndarray, question: np.ndarray, count: int) -> Roles:
+    """What each speaker does across the conversation.
+
+    A message answers when the other person's turn just before it (their run of consecutive
+    messages) holds a question, asked at most `ANSWER_SECONDS` earlier.
+    """
+    n = len(speakers)
+    answers = np.zeros(count + 1)
+    questions = np.zeros(count + 1)
+    messages = np.zeros(count + 1)
+    spoken = speakers.tolist()
+    run_asks = False  # the current run of one speaker's consecutive messages holds a question
+    for index in range(n):
+        own = spoken[index]
+        if index and spoken[index - 1] != own:
+            if run_asks and times[index] - times[index - 1] <= ANSWER_SECONDS:
+                answers[own] += 1
+            run_asks = False
+        run_asks = run_asks or bool(question[index])
+        questions[own] += question[index]
+        messages[own] += 1
+    share, weight = ROLE_PRIOR
+    return Roles(
+        (answers + share * weight) / (messages + weight),
+        (questions + share * weight) / (messages + weight),
+        messages / max(n, 1),
+    )
+
+
+def _turn_taking(speakers: np.ndarray, question: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per message: the latest earlier message by someone else, the next later message by someone
+    else (n when none) and the latest earlier question by someone else (-1 when none)."""
+    n = len(speakers)
+    spoken = speakers.tolist()
+    last_other = np.full(n, -1, dtype=np.int64)
+    next_other = np.full(n, n, dtype=np.int64)
+    latest_question = np.full(n, -1, dtype=np.int64)
+    for index in range(1, n):
+        last_other[index] = index - 1 if spoken[index - 1] != spoken[index] else last_other[index - 1]
+    for index in range(n - 2, -1, -1):
+        next_other[index] = index + 1 if spoken[index + 1] != spoken[index] else next_other[index + 1]
+    newest = second = -1  # the latest question, and the latest one asked by someone else than its asker
+    for index in range(n):
+        if newest >= 0:
+            latest_question[index] = newest if spoken[newest] != spoken[index] else second
+        if question[index]:
+            if newest >= 0 and spoken[newest] != spoken[index]:
+                second = newest
+            newest = index
+    return last_other, next_other, latest_question
+
+
+def _window_speakers(speakers: np.ndarray, size: int) -> np.ndarray:
+    """Distinct speakers among each message's last `size` messages (itself included)."""
+    counts: dict[int, int] = {}
+    out = np.zeros(len(speakers))
+    spoken = speakers.tolist()
+    for index, own in enumerate(spoken):
+        counts[own] = counts.get(own, 0) + 1
+        if index >= size:
+            gone = spoken[index - size]
+            counts[gone] -= 1
+            if not counts[gone]:
+                del counts[gone]
+        out[index] = len(counts)
+    return out
 
 
 class ThreadState:

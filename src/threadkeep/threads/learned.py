@@ -291,11 +291,15 @@ def me_too_after_question(prepared: F.Prepared, settings: ThreadSettings) -> lis
     ]
 
 
+REACTION_CUES: tuple[str, ...] = ("i_noise", "i_me_too")
+
+
 def reactions(prepared: F.Prepared) -> list[bool]:
     """Acknowledgements and "me too"s: in IRC train 5 % of them start a thread (0 of 26 "me too"s)."""
-    noise = prepared.static[:, 0, F.STATIC.index("i_noise")] > 0
-    me_too = prepared.static[:, 0, F.STATIC.index("i_me_too")] > 0
-    return (noise | me_too).tolist()
+    flags = np.zeros(len(prepared.ids), dtype=bool)
+    for name in REACTION_CUES:
+        flags |= prepared.static[:, 0, F.STATIC.index(name)] > 0
+    return flags.tolist()
 
 
 def quoted_indices(messages: Sequence[Message], prepared: F.Prepared) -> list[int]:

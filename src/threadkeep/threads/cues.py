@@ -1,0 +1,59 @@
+"""Short-turn cues of small groups, Chinese and English: what a message does, not what it is about.
+
+- `asks`: a question, including the bare Chinese clarifying ones 「你什么版本」, 「安卓还是苹果」
+  that `text.is_question` (question words at the end, question marks) lets through;
+- `is_wait`: the speaker goes away to find out (「我看看」, 「收到，我找研发看下，稍等」, "let me
+  check"): the conclusion often comes long after, in the same thread;
+- `is_confirmation`: it works now (「我也好了」, 「可以了」, "works now", "hot water is back 👍"):
+  it closes the thread of the fix it confirms;
+- `is_ack`: a short acknowledgement or thanks (「收到」, 「好的谢谢」, "ok thanks").
+
+Cues are features of the learned model (`threads/features.py`); none decides a link alone.
+"""
+
+from __future__ import annotations
+
+import re
+
+from threadkeep.text import is_question
+
+_MAX_CUE_CHARS = 48
+
+_ASKS_ZH = re.compile(r"什么|哪个|哪款|哪一|哪些|多久|多大|是否|还是.{0,8}$|几点|几号|呢[？?]?$")
+_WAIT = re.compile(
+    r"我(?:先)?(?:看看|看下|看一下|瞅瞅|查查|查下|查一下|试试|试下|试一下|问问|问下|问一下|确认下|确认一下|去问|去查|去看|这边看)"
+    r"|稍等|等我|等一下|马上看|找(?:研发|技术|开发|同事)|反馈给|帮您?(?:查|看|问)"
+    r"|\blet me (?:check|look|see|ask|try|find)|\bone (?:sec|moment|min)\b|\bgive me (?:a|one|two|five|\d+)"
+    r"|\bchecking\b|\blooking into\b|\bi'?ll (?:check|ask|look|find)|\bwill (?:check|ask|look)\b|\bhang on\b"
+    r"|\bbrb\b|\bon it\b|\bbe right back\b",
+    re.IGNORECASE,
+)
+_CONFIRM = re.compile(
+    r"好了|可以了|行了|解决了|搞定|正常了|成功了|没问题了|能用了|恢复了|有了|出来了|好使了|ok了|OK了|生效了"
+    r"|\bworks?\b|\bworking\b|\bfixed\b|\bsolved\b|\bresolved\b|\bthat (?:did|was) it\b|\ball good\b|\bsorted\b"
+    r"|\bis back\b|\bit'?s back\b|\bback (?:now|on)\b|\bit worked\b|\bno longer\b",
+    re.IGNORECASE,
+)
+_ACK = re.compile(
+    r"^(?:[\s\W_]|收到|好的|好滴|好哒|好嘞|好|嗯|哦|谢谢|多谢|感谢|谢啦|辛苦|明白|了解|知道了|懂了|行|可以"
+    r"|ok(?:ay)?|k|thanks?|thank you|thx|ty|got it|noted|cool|great|sure|will do|np|perfect|nice|yes|yep|alright"
+    r"|👍|🙏|👌)+$",
+    re.IGNORECASE,
+)
+
+
+def asks(text: str) -> bool:
+    return is_question(text) or bool(_ASKS_ZH.search(text.strip()))
+
+
+def is_wait(text: str) -> bool:
+    return len(text) <= _MAX_CUE_CHARS and bool(_WAIT.search(text))
+
+
+def is_confirmation(text: str) -> bool:
+    return len(text) <= _MAX_CUE_CHARS and not asks(text) and bool(_CONFIRM.search(text))
+
+
+def is_ack(text: str) -> bool:
+    stripped = text.strip()
+    return bool(stripped) and len(stripped) <= _MAX_CUE_CHARS and bool(_ACK.match(stripped))

@@ -1,0 +1,185 @@
+"""Small-group signals: cues, speaker and role features, and the learned model on hand-written chats."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from threadkeep.model import Message
+from threadkeep.threads import features as F
+from threadkeep.threads.cues import asks, is_ack, is_confirmation, is_wait
+from threadkeep.threads.learned import assign_learned, prepare_conversation
+from threadkeep.threads.mentions import NameIndex
+from threadkeep.threads.rules import ThreadSettings
+
+START = datetime(2026, 5, 14, 10, 0, tzinfo=timezone(timedelta(hours=8)))
+SETTINGS = ThreadSettings()
+
+
+def msg(mid: str, sender: str, minute: float, text: str, **extra) -> Message:
+    return Message(mid, "c", sender, START + timedelta(minutes=minute), text, **extra)
+
+
+def assign(messages: list[Message]) -> list[list[str]]:
+    return assign_learned(messages, NameIndex(messages), SETTINGS)[0]
+
+
+def thread_of(threads: list[list[str]], message_id: str) -> list[str]:
+    return next(thread for thread in threads if message_id in thread)
+
+
+def feature(messages: list[Message], name: str, index: int, candidate: int) -> float:
+    """Feature `name` of message `index` against the earlier message `candidate` (itself for the self-link)."""
+    prepared = prepare_conversation(messages, NameIndex(messages), SETTINGS)
+    slot = list(prepared.candidates[index]).index(candidate)
+    return float(prepared.static[index, slot, F.STATIC.index(name)])
+
+
+# ----------------------------------------------------------------------------- cues
+
+
+@pytest.mark.parametrize("text", ["你什么版本", "安卓还是苹果", "哪个版本的", "which version?", "是不是网络问题"])
+def test_clarifying_questions_ask(text: str) -> None:
+    assert asks(text)
+
+
+@pytest.mark.parametrize("text", ["3.1.4", "我看看", "点图标没反应", "restarted it twice"])
+def test_statements_do_not_ask(text: str) -> None:
+    assert not asks(text)
+
+
+@pytest.mark.parametrize("text", ["我看看", "收到，我找研发看下，稍等", "稍等", "let me check", "one sec, looking"])
+def test_wait_cues(text: str) -> None:
+    assert is_wait(text)
+
+
+@pytest.mark.parametrize("text", ["我也好了", "可以了 谢谢", "hot water is back 👍", "works now, thanks", "fixed it"])
+def test_confirmations(text: str) -> None:
+    assert is_confirmation(text)
+
+
+@pytest.mark.parametrize("text", ["还是不行", "is it working for you?", "点图标没反应", "the fix is in 3.2"])
+def test_not_confirmations(text: str) -> None:
+    assert not is_confirmation(text)
+
+
+def test_acknowledgements() -> None:
+    assert is_ack("收到") and is_ack("好的谢谢") and is_ack("ok thanks 👍")
+    assert not is_ack("好的 我明天把日志发你") and not is_ack("ok so the problem is the cache")
+
+
+# ----------------------------------------------------------------------------- features
+
+
+def test_speakers_between_counts_the_people_in_a_stretch() -> None:
+    messages = [
+        msg("1", "ann", 0, "the printer is offline again"),
+        msg("2", "bob", 1, "which floor?"),
+        msg("3", "ann", 2, "third"),
+        msg("4", "cat", 3, "lunch anyone"),
+        msg("5", "bob", 4, "restarting it now"),
+    ]
+    assert feature(messages, "speakers_between", 2, 1) == 2  # ann and bob only: a two-person stretch
+    assert feature(messages, "speakers_between", 4, 2) == 3  # cat spoke in between
+    assert feature(messages, "recent_speakers", 4, 4) == 3
+    assert feature(messages, "window_speakers", 4, 4) == 3
+
+
+def test_a_busy_channel_and_a_small_chat_differ_in_window_speakers() -> None:
+    busy = [msg(f"b{k}", f"user{k % 30}", k * 0.2, f"line {k}") for k in range(120)]
+    small = [msg(f"s{k}", ("ann", "bob", "cat")[k % 3], k * 0.2, f"line {k}") for k in range(120)]
+    assert feature(busy, "window_speakers", 119, 119) == 30
+    assert feature(small, "window_speakers", 119, 119) == 3
+    assert feature(busy, "log_recent_messages", 119, 119) > feature(small[:5], "log_recent_messages", 4, 4)
+
+
+def test_answerer_role_marks_who_answers_other_peoples_questions() -> None:
+    messages = []
+    for k in range(4):
+        messages += [
+            msg(f"q{k}", f"user{k}", 10 * k, "同步一直失败怎么办？"),
+            msg(f"a{k}", "staff", 10 * k + 1, "设置里清一下缓存再试"),
+        ]
+    last = len(messages) - 1
+    assert feature(messages, "i_answerer", last, last) > 0.6
+    assert feature(messages, "j_answerer", last, last - 1) < 0.25
+    assert feature(messages, "j_asker", last, last - 1) > 0.4
+
+
+def test_open_and_latest_question_features() -> None:
+    messages = [
+        msg("1", "ann", 0, "does the vpn work for anyone?"),
+        msg("2", "ann", 1, "since this morning it drops"),
+        msg("3", "bob", 2, "mine is fine"),
+        msg("4", "cat", 3, "same for me"),
+    ]
+    assert feature(messages, "j_open_question", 2, 0) == 1  # bob is the first to answer ann
+    assert feature(messages, "j_open_question", 3, 0) == 0  # bob spoke in between
+    assert feature(messages, "j_latest_question", 3, 0) == 1
+    assert feature(messages, "j_last_other", 2, 1) == 1
+
+
+def test_a_message_after_its_speakers_wait_cue() -> None:
+    messages = [
+        msg("1", "zhang", 0, "点图标没反应"),
+        msg("2", "staff", 1, "我看看"),
+        msg("3", "li", 5, "今天下午开会吗"),
+        msg("4", "staff", 26, "@zhang 找到了，是缓存的问题"),
+    ]
+    assert feature(messages, "i_after_own_wait", 3, 3) == 1
+    assert feature(messages, "j_wait", 3, 1) == 1
+    assert feature(messages, "i_after_own_wait", 2, 2) == 0
+
+
+# ----------------------------------------------------------------------------- the model on small chats
+
+
+def test_report_clarification_wait_and_late_conclusion_are_one_thread() -> None:
+    messages = [
+        msg("1", "zhang", 0, "点图标没反应"),
+        msg("2", "staff", 1, "你什么版本"),
+        msg("3", "zhang", 2, "3.1.4"),
+        msg("4", "staff", 2.5, "我看看"),
+        msg("5", "wang", 6, "今天下午的培训还开吗"),
+        msg("6", "li", 7, "开的 三点"),
+        msg("7", "staff", 27.5, "@zhang 找到了，3.1.4 的托盘进程有问题，升级到 3.1.5 就好"),
+        msg("8", "zhang", 30, "好了 谢谢"),
+    ]
+    names = NameIndex(messages)
+    threads = assign_learned(messages, names, SETTINGS)[0]
+    assert thread_of(threads, "1") == ["1", "2", "3", "4", "7", "8"]
+    assert thread_of(threads, "5") == ["5", "6"]
+
+
+def test_acknowledgement_and_confirmation_join_the_staff_thread() -> None:
+    messages = [
+        msg("1", "chen", 0, "导出的表格打不开，提示文件损坏"),
+        msg("2", "staff", 2, "收到，我找研发看下，稍等"),
+        msg("3", "staff", 20, "@chen 研发说是 2.3 的导出 bug，已经修了，更新一下再导出"),
+        msg("4", "chen", 24, "可以了"),
+        msg("5", "liu", 25, "我也好了"),
+    ]
+    threads = assign(messages)
+    assert thread_of(threads, "1") == ["1", "2", "3", "4", "5"]
+
+
+def test_an_english_question_and_its_answer_three_minutes_later_are_joined() -> None:
+    messages = [
+        msg("1", "mum", 0, "is the boiler still making that noise?"),
+        msg("2", "dad", 3, "yes, I turned it off and called the plumber"),
+        msg("3", "mum", 4, "ok"),
+    ]
+    threads = assign(messages)
+    assert len(threads) == 1
+
+
+def test_a_confirmation_joins_the_fix_it_confirms() -> None:
+    messages = [
+        msg("1", "ann", 0, "no hot water upstairs since this morning"),
+        msg("2", "tom", 2, "the boiler pressure was low, I topped it up"),
+        msg("3", "sam", 3, "anyone seen my blue umbrella?"),
+        msg("4", "ann", 6, "hot water is back 👍"),
+    ]
+    threads = assign(messages)
+    assert thread_of(threads, "4") == ["1", "2", "4"]
