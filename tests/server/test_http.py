@@ -404,15 +404,19 @@ def test_no_response_names_a_server_path(folders):
         assert report.status_code == 200, report.text
         assert report.json()["path"] == "exports/group" and report.json()["messages_read"] == 1
         (skip,) = report.json()["skipped"]["first"]
-        assert skip["file"] in ("messages.jsonl", "exports/group/messages.jsonl") and skip["line"] == 2
+        assert skip["file"] == "exports/group/messages.jsonl" and skip["line"] == 2, skip  # as sent: from the folder
         assert skip["reason"].startswith("not valid JSON")
         assert client.post("/api/ingest", json={"path": "docs"}).json()["path"] == "docs"
         stats = client.get("/api/stats")
         assert stats.json()["location"] == "ingest.db" and stats.json()["documents"] == 1
         unknown = client.post("/api/ingest", json={"path": "odd.bin"})
-        assert unknown.status_code == 200 and unknown.json()["not_read"]["first"][0]["file"] == "odd.bin"
+        assert unknown.status_code == 200 and [item["file"] for item in unknown.json()["not_read"]["first"]] == [
+            "odd.bin"
+        ]
         assert_error(client.post("/api/ingest", json={"path": "/etc/passwd"}), 403, "'allowed'")
-        for response in (report, stats, unknown, client.get("/api/conversations"), client.get("/api/documents")):
+        forced = client.post("/api/ingest", json={"path": "odd.bin", "format": "bundle"})  # the reader refuses it
+        responses = (report, stats, unknown, forced, client.get("/api/conversations"), client.get("/api/documents"))
+        for response in responses:
             assert str(tmp) not in response.text, response.text
 
 
@@ -444,6 +448,40 @@ def test_a_search_answers_while_an_ingest_is_still_running(folders):
             assert results["ingest"].json()["messages_read"] >= 3
     finally:
         service.close()
+
+
+def test_a_killed_ingest_worker_fails_that_ingest_only(folders):
+    from threading import Thread
+
+    allowed = folders["allowed"]
+    os.mkfifo(allowed / "stuck.txt")
+    service = Service.open(str(folders["tmp"] / "ingest.db"), IngestRoots([allowed]), embedder="hash-64")
+    results: dict[str, httpx.Response] = {}
+    try:
+        with TestClient(create_app(service), base_url=BASE) as client:
+            body = {"path": "stuck.txt", "format": "transcript"}
+            ingest = Thread(target=lambda: results.update(stuck=client.post("/api/ingest", json=body)))
+            ingest.start()
+            with (allowed / "stuck.txt").open("w"):  # the worker is reading the pipe now
+                service._worker._process.kill()
+                ingest.join(timeout=60)
+            assert_error(results["stuck"], 500, "stopped unexpectedly")
+            again = client.post("/api/ingest", json={"path": "docs"})  # a new worker takes the next ingest
+            assert again.status_code == 200 and again.json()["documents"] == 1
+    finally:
+        service.close()
+
+
+def test_paths_are_shown_relative_to_their_ingest_folder(tmp_path):
+    (tmp_path / "a" / "deep").mkdir(parents=True)
+    (tmp_path / "b").mkdir()
+    roots = IngestRoots([tmp_path / "a", tmp_path / "a" / "deep", tmp_path / "b"])
+    a = (tmp_path / "a").resolve()
+    assert roots.public(a / "x" / "f.json") == "x/f.json"
+    assert roots.public(a / "deep" / "g.txt") == "g.txt"  # the deepest folder holding it
+    assert roots.public(a) == "." and roots.public("/etc/passwd") == "passwd"
+    assert roots.public_text(f"cannot read {a}/x/f.json in {a}, not {a}x/y") == f"cannot read x/f.json in ., not {a}x/y"
+    assert str(tmp_path) not in roots.describe() and "'a'" in roots.describe()
 
 
 def test_ingest_is_off_without_configured_folders(folders):

@@ -107,7 +107,9 @@ class IngestRoots:
     def public_text(self, text: str) -> str:
         """A message with every allowed folder's own path taken out (the deepest first)."""
         for root in sorted(self.roots, key=lambda root: len(str(root)), reverse=True):
-            text = text.replace(str(root) + os.sep, "").replace(str(root), ".")
+            if root != Path(root.anchor):  # "/" as a folder: every path is already relative to it
+                text = text.replace(str(root) + os.sep, "")
+                text = re.sub(re.escape(str(root)) + r"(?![^\s'\"(),;:])", ".", text)
         return text
 
     def check(self, requested: str) -> Path:
@@ -297,10 +299,18 @@ class Service:
                 raise ServiceError(self.public_text(str(error))) from error
             except OSError as error:
                 raise ServiceError(self.public_text(f"cannot read {path!r}: {error.strerror or error}"), 500) from error
-        report.skipped = [
-            dataclasses.replace(skip, file=self.ingest_roots.public(skip.file), reason=self.public_text(skip.reason))
-            for skip in report.skipped
-        ]
+        # The report names files relative to the path ingested (a file: by its name); a client sees
+        # them relative to the ingest folder, like the path it sent.
+        base = resolved if resolved.is_dir() else resolved.parent
+        report.skipped, report.not_read = (
+            [
+                dataclasses.replace(
+                    skip, file=self.ingest_roots.public(base / skip.file), reason=self.public_text(skip.reason)
+                )
+                for skip in skips
+            ]
+            for skips in (report.skipped, report.not_read)
+        )
         return {"path": self.ingest_roots.public(resolved), **report.to_dict()}
 
 
