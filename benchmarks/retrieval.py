@@ -3,6 +3,9 @@
     python benchmarks/retrieval.py locomo
     python benchmarks/retrieval.py longmemeval --limit 10
     python benchmarks/retrieval.py locomo --embedder hash-256
+    python benchmarks/retrieval.py locomo --stores /tmp/threadkeep-bench --split heldout
+
+The tuning / held-out split is benchmarks/splits.py (by qid); --split scores one part only.
 
 Each bundle is ingested into its own store (kept under runs/stores/ so a rerun
 reuses it), every query is searched in its scope with the clock set to the
@@ -14,18 +17,22 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from splits import split_of
 from threadkeep.api import KnowledgeBase
 from threadkeep.search import SearchSettings
 from threadkeep.store import SearchFilters
 
 ROOT = Path(__file__).resolve().parents[1]
-BENCH = ROOT.parent / "shared" / "bench"
+BENCH = Path(os.environ.get("THREADKEEP_BENCH", ROOT.parent / "shared" / "bench"))
 RUNS = ROOT / "runs"
 
 
@@ -56,17 +63,34 @@ def main() -> None:
     parser.add_argument(
         "--half-life-days", type=float, default=None, help="chat time decay (default: the product's 180 days)"
     )
+    parser.add_argument("--decay-floor", type=float, default=None, help="least relevance an old chat chunk keeps")
+    parser.add_argument("--dense-weight", type=float, default=None, help="dense share of the fused relevance")
+    parser.add_argument("--split", choices=["tune", "heldout"], default=None, help="only one part of the split")
+    parser.add_argument("--stores", type=Path, default=None, help="reuse stores here (default runs/stores/LABEL)")
+    parser.add_argument("--skip-missing", action="store_true", help="skip queries whose store is not built yet")
     args = parser.parse_args()
 
     queries = [json.loads(line) for line in (BENCH / args.dataset / "queries.jsonl").open(encoding="utf-8")]
+    if args.split:
+        queries = [query for query in queries if split_of(query["qid"]) == args.split]
     if args.limit:
         queries = queries[: args.limit]
-    label = args.label or f"{args.dataset}-{args.embedder or 'default'}"
-    stores = RUNS / "stores" / label
+    label = args.label or f"{args.dataset}-{args.embedder or 'default'}{'-' + args.split if args.split else ''}"
+    stores = args.stores or RUNS / "stores" / label
     stores.mkdir(parents=True, exist_ok=True)
+    RUNS.mkdir(exist_ok=True)
     run_path = RUNS / f"{label}.jsonl"
     opened: dict[str, KnowledgeBase] = {}
-    settings = SearchSettings(half_life_days=args.half_life_days) if args.half_life_days else SearchSettings()
+    changes = {
+        name: value
+        for name, value in (
+            ("half_life_days", args.half_life_days),
+            ("decay_floor", args.decay_floor),
+            ("dense_weight", args.dense_weight),
+        )
+        if value is not None
+    }
+    settings = SearchSettings(**changes)
     started = time.perf_counter()
     search_seconds = 0.0
     with run_path.open("w", encoding="utf-8") as run:
@@ -75,7 +99,10 @@ def main() -> None:
             bundle_name = scope.get("bundle", "bundle")
             if bundle_name not in opened:
                 bundle = BENCH / args.dataset / ("bundles/" + bundle_name if "bundle" in scope else "bundle")
-                kb = KnowledgeBase.open(stores / f"{bundle_name}.db", args.embedder)
+                path = stores / f"{bundle_name}.db"
+                if args.skip_missing and not path.exists():
+                    continue
+                kb = KnowledgeBase.open(path, args.embedder)
                 kb.ingest(bundle)
                 opened[bundle_name] = kb
             kb = opened[bundle_name]

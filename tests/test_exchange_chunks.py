@@ -67,3 +67,19 @@ def test_an_assistant_bundle_is_split_into_exchanges_by_who_spoke_first(bundle_f
         evidence = sorted(hit.chunk.evidence_ids for hit in kb.search("rotate logs cron monday", k=10))
         assert kb.ingest(bundle).conversations_rebuilt == 0
     assert evidence == [("s1:1", "s1:2"), ("s1:3", "s1:4"), ("s2:1",), ("s2:2", "s2:3")]
+
+
+def test_tool_text_is_indexed_but_neither_embedded_nor_shown():
+    tool_text = "[tool: Bash — lsusb]\nBus 002 Device 003: ID 1532:0e05 Razer Kiyo Pro"
+    reply = Message(
+        "a:1", "a", "assistant", START, "It is the USB camera on bus 2.", role="assistant",
+        metadata={"tool_text": tool_text},
+    )
+    messages = {"a:0": turn(0, "user", "Which webcam is plugged in?"), "a:1": reply}
+    threads = split_exchanges(list(messages.values()))
+    [short] = chunk_exchange(threads[0], messages, len, 192)
+    [long] = chunk_exchange(threads[0], messages, len, 72)
+    assert long.lexical_input.startswith(short.embedding_input)
+    for chunk in (short, long):
+        assert "Razer Kiyo Pro" in chunk.indexed_text
+        assert "Razer" not in chunk.text and "Razer" not in chunk.embedding_input

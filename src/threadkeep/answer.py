@@ -7,19 +7,19 @@ open or unconfirmed threads are labelled is decided here and nowhere else.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from threadkeep.answerability import Assessment, citable
 from threadkeep.model import Chunk, Hit
 from threadkeep.text import content_tokens, is_me_too, is_noise, is_question
 from threadkeep.threads.resolution import confirms
 
-# Cosine similarity (multilingual-e5-small, "query:" vs "passage:") below which a chunk
-# is not taken as relevant. Measured by benchmarks/refusal_threshold.py on the sample
-# corpus' answerable and unanswerable questions plus off-topic questions.
-RELEVANCE_THRESHOLD = 0.89
 MAX_PER_GROUP = 3
+MAX_NEAREST = 3
+NOT_AN_ANSWER = "Not an answer: "
 EXCERPT_LINES = 4
 EXCERPT_CHARS = 160
 
@@ -71,22 +71,25 @@ class Answer:
     chat: list[Citation] = field(default_factory=list)
     text: str = ""  # the extractive answer, complete without any model
     generated_text: str | None = None  # a model's wording of the same citations, when configured
+    reason: str | None = None  # why there is no answer
+    # The closest passages when there is no answer, each labelled "Not an answer: ...".
+    nearest: list[Citation] = field(default_factory=list)
+    flags: list[str] = field(default_factory=list)  # e.g. "about_someone_else"
 
     def to_dict(self) -> dict:
         return {
             "question": self.question,
             "status": self.status,
+            "reason": self.reason,
+            "flags": list(self.flags),
             "groups": {
                 "documents": [citation.to_dict() for citation in self.documents],
                 "chat": [citation.to_dict() for citation in self.chat],
             },
+            "nearest": [citation.to_dict() for citation in self.nearest],
             "text": self.text,
             "generated_text": self.generated_text,
         }
-
-
-def is_relevant(hit: Hit, threshold: float = RELEVANCE_THRESHOLD) -> bool:
-    return hit.dense_score is not None and hit.dense_score >= threshold
 
 
 def chat_label(chunk: Chunk, conversation_title: str) -> str:
@@ -144,63 +147,89 @@ def _shorten(text: str, limit: int = EXCERPT_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def build_answer(question: str, hits: list[Hit], conversation_titles: dict[str, str]) -> Answer:
-    relevant = [hit for hit in hits if is_relevant(hit)]
-    answer = Answer(question=question, status="answered" if relevant else "no_answer")
-    for hit in relevant:
-        chunk = hit.chunk
-        if chunk.source_type == "document" and len(answer.documents) < MAX_PER_GROUP:
-            answer.documents.append(
-                Citation(
-                    chunk.id,
-                    "document",
-                    chunk.source_ref,
-                    chunk.title,
-                    chunk.occurred_at,
-                    document_label(chunk),
-                    document_excerpt(chunk),
-                    hit.score,
-                    hit.dense_score,
-                    heading_path=chunk.heading_path,
-                )
-            )
-        elif chunk.source_type == "chat" and len(answer.chat) < MAX_PER_GROUP:
-            title = conversation_titles.get(chunk.source_ref, chunk.source_ref)
-            answer.chat.append(
-                Citation(
-                    chunk.id,
-                    "chat",
-                    chunk.source_ref,
-                    title,
-                    chunk.occurred_at,
-                    chat_label(chunk, title),
-                    chat_excerpt(chunk, question),
-                    hit.score,
-                    hit.dense_score,
-                    evidence_ids=chunk.evidence_ids,
-                    resolution_state=chunk.resolution_state,
-                    started_at=chunk.started_at,
-                    notes=(MEDIA_NOTE,) if chunk.has_unresolved_media else (),
-                )
-            )
+def citation_of(hit: Hit, question: str, conversation_titles: dict[str, str], note: str | None = None) -> Citation:
+    chunk = hit.chunk
+    notes = (note,) if note else ()
+    if chunk.source_type == "document":
+        return Citation(
+            chunk.id,
+            "document",
+            chunk.source_ref,
+            chunk.title,
+            chunk.occurred_at,
+            document_label(chunk),
+            document_excerpt(chunk),
+            hit.score,
+            hit.dense_score,
+            heading_path=chunk.heading_path,
+            notes=notes,
+        )
+    title = conversation_titles.get(chunk.source_ref, chunk.source_ref)
+    return Citation(
+        chunk.id,
+        "chat",
+        chunk.source_ref,
+        title,
+        chunk.occurred_at,
+        chat_label(chunk, title),
+        chat_excerpt(chunk, question),
+        hit.score,
+        hit.dense_score,
+        evidence_ids=chunk.evidence_ids,
+        resolution_state=chunk.resolution_state,
+        started_at=chunk.started_at,
+        notes=notes + ((MEDIA_NOTE,) if chunk.has_unresolved_media else ()),
+    )
+
+
+def build_answer(
+    question: str,
+    hits: list[Hit],
+    conversation_titles: dict[str, str],
+    assessment: Assessment,
+    show_nearest: bool = False,
+) -> Answer:
+    """The answer `assessment` allows: grouped citations, or no answer with its reason and the nearest passages
+    labelled as not an answer. `show_nearest` adds those passages to an answer too, in the same labelling."""
+    answer = Answer(question=question, status="answered" if assessment.answerable else "no_answer")
+    answer.flags = list(assessment.flags)
+    if assessment.answerable:
+        for hit in citable(question, hits, assessment):
+            group = answer.documents if hit.chunk.source_type == "document" else answer.chat
+            if len(group) < MAX_PER_GROUP:
+                group.append(citation_of(hit, question, conversation_titles, assessment.notes.get(hit.chunk.id)))
+    else:
+        answer.reason = assessment.reason
+    if not assessment.answerable or show_nearest:
+        cited = {citation.chunk_id for citation in answer.documents + answer.chat}
+        for hit in [hit for hit in hits if hit.chunk.id not in cited][:MAX_NEAREST]:
+            citation = citation_of(hit, question, conversation_titles, assessment.notes.get(hit.chunk.id))
+            answer.nearest.append(dataclasses.replace(citation, label=NOT_AN_ANSWER + citation.label))
     answer.text = render_text(answer)
     return answer
 
 
+def _render_citation(citation: Citation) -> str:
+    excerpt = "\n  ".join(citation.excerpt.splitlines())
+    notes = "".join(f"\n  Note: {note}" for note in citation.notes)
+    return f"- {citation.label}\n  {excerpt}{notes}"
+
+
 def render_text(answer: Answer) -> str:
-    """The extractive answer: documents and chat in separate sections, each source with its date."""
-    if answer.status == "no_answer":
-        return "No answer: nothing in the knowledge base is close enough to this question."
+    """The extractive answer: documents and chat in separate sections, each source with its date; without an
+    answer, the reason and the closest passages, labelled as not an answer."""
     parts: list[str] = []
+    if answer.status == "no_answer":
+        parts.append(f"No answer: {answer.reason or 'nothing in the knowledge base answers this question'}.")
     if answer.documents:
         parts.append("From the documents:")
-        parts += [f"- {c.label}\n  " + "\n  ".join(c.excerpt.splitlines()) for c in answer.documents]
+        parts += [_render_citation(citation) for citation in answer.documents]
     if answer.chat:
         parts.append("From chat discussions:")
-        for citation in answer.chat:
-            excerpt = "\n  ".join(citation.excerpt.splitlines())
-            notes = "".join(f"\n  Note: {note}" for note in citation.notes)
-            parts.append(f"- {citation.label}\n  {excerpt}{notes}")
+        parts += [_render_citation(citation) for citation in answer.chat]
     if answer.documents and answer.chat:
         parts.append("Documents and chat are shown separately with their dates; check which is more recent.")
+    if answer.nearest:
+        parts.append("Closest passages (not an answer to the question):")
+        parts += [_render_citation(citation) for citation in answer.nearest]
     return "\n".join(parts)

@@ -14,13 +14,15 @@ from datetime import datetime
 from pathlib import Path
 
 from threadkeep.answer import Answer, build_answer
+from threadkeep.answerability import Assessment, assess
 from threadkeep.delta import DeltaReport, apply_delta
+from threadkeep.documents import is_document
 from threadkeep.embed import Embedder, get_embedder
 from threadkeep.generate import Endpoint, generate
 from threadkeep.ingest import IngestReport, ProgressCallback, ingest_path
 from threadkeep.model import Hit, Message, ReadResult, Thread
-from threadkeep.readers import read_path
-from threadkeep.search import SearchSettings, search
+from threadkeep.readers import Limits, read_path
+from threadkeep.search import SearchSettings, retrieve
 from threadkeep.store import SearchFilters, Store, open_store
 from threadkeep.threads import ThreadSettings, build_threads
 
@@ -82,8 +84,10 @@ class KnowledgeBase:
         format: str | None = None,
         settings: ThreadSettings | None = None,
         progress: ProgressCallback | None = None,
+        limits: Limits | None = None,
     ) -> IngestReport:
-        return ingest_path(self.store, path, self.embedder, format, settings, progress)
+        """Ingest every chat export and document under `path` (file, folder or zip); see `IngestReport`."""
+        return ingest_path(self.store, path, self.embedder, format, settings, progress, limits)
 
     def search(
         self,
@@ -92,8 +96,10 @@ class KnowledgeBase:
         filters: SearchFilters | None = None,
         now: datetime | None = None,
         settings: SearchSettings | None = None,
+        per_source: int | None = None,
     ) -> list[Hit]:
-        return search(self.store, self.embedder, query, k, filters, now, settings)
+        """The best `k` hits; with `per_source`, up to that many documents and chat threads each, interleaved."""
+        return retrieve(self.store, self.embedder, query, k, filters, now, settings, per_source).hits
 
     def ask(
         self,
@@ -102,11 +108,20 @@ class KnowledgeBase:
         filters: SearchFilters | None = None,
         now: datetime | None = None,
         endpoint: Endpoint | None = None,
+        show_nearest: bool = False,
     ) -> Answer:
-        """A grouped, cited answer; a configured model only words it (refusal and labels stay as computed)."""
-        hits = self.search(question, k=k, filters=filters, now=now)
+        """A grouped, cited answer, or no answer with the reason and the nearest passages (labelled as not an
+        answer); `show_nearest` adds those to an answer too. A configured model only words an answer."""
+        figures = self.store.stats()
+        if not figures.get("chunks"):
+            reason = f"the store is empty ({figures.get('location')}); ingest an export or documents first"
+            answer = build_answer(question, [], {}, Assessment(False, reason))
+            return answer
+        # Each source is retrieved and scaled on its own, so documents cannot crowd chat out (or the reverse).
+        retrieval = retrieve(self.store, self.embedder, question, k, filters, now, per_source=k)
         titles = {item["ref"]: str(item["title"]) for item in self.store.list_conversations()}
-        answer = build_answer(question, hits, titles)
+        assessment = assess(question, retrieval, self.store, filters)
+        answer = build_answer(question, retrieval.hits, titles, assessment, show_nearest)
         if endpoint is not None and answer.status == "answered":
             answer.generated_text = generate(answer, endpoint)
         return answer
@@ -143,11 +158,16 @@ class KnowledgeBase:
         return problems
 
 
+def read_chats(path: str | Path, format: str | None = None, limits: Limits | None = None) -> ReadResult:
+    """The chat exports under `path` as read; documents and other files are listed in `not_read`."""
+    return read_path(path, format, limits, is_document=is_document)
+
+
 def threads_of(
-    path: str | Path, format: str | None = None, settings: ThreadSettings | None = None
+    path: str | Path, format: str | None = None, settings: ThreadSettings | None = None, limits: Limits | None = None
 ) -> tuple[ReadResult, list[Thread]]:
     """An export as read, and the threads of each of its conversations, without any store."""
-    result = read_path(path, format)
+    result = read_chats(path, format, limits)
     kinds = {conversation.ref: conversation.kind for conversation in result.conversations}
     by_conversation: dict[str, list] = {}
     for message in result.messages:

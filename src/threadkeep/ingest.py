@@ -4,10 +4,16 @@ Each conversation is written in one transaction, so a crash leaves every
 conversation either as it was or as it is now, and the next run picks up
 where it stopped. A conversation whose messages did not change is not touched;
 a chunk whose embedding input did not change keeps its vector.
+
+Writers of the same conversation (an ingest and a delta at once, two servers)
+never lose each other's messages: each read-merge-rebuild is committed only if
+the conversation is still as it was read, and redone on what the other writer
+stored otherwise (`update_conversation`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from collections import defaultdict
@@ -20,11 +26,12 @@ import numpy as np
 from threadkeep.chunks.chat import chunk_thread_windows
 from threadkeep.chunks.document import chunk_document
 from threadkeep.chunks.exchange import chunk_exchange
-from threadkeep.documents import DocumentError, is_document, iter_documents, read_document
+from threadkeep.documents import DocumentError, is_document, read_document
 from threadkeep.embed import Embedder
-from threadkeep.model import Chunk, Conversation, Message, ReadResult, Skip
-from threadkeep.readers import UnknownFormatError, detect_format, read_path
-from threadkeep.store import Store
+from threadkeep.model import SKIPS_SHOWN, Chunk, Conversation, Message, ReadResult, Skip, summarize_skips
+from threadkeep.readers import Limits, Plan, plan_path, read_units
+from threadkeep.store import ConversationRecord, Store, StoreError
+from threadkeep.store.base import BasedOn, ConcurrentWriteError
 from threadkeep.store.sqlite import input_hash
 from threadkeep.threads import ThreadSettings, build_threads
 from threadkeep.threads.exchanges import mark_turn_roles
@@ -42,15 +49,20 @@ CHAT_WINDOW_TOKENS = 192
 # An assistant exchange embeds its question and the start of the reply up to this many tokens;
 # full text reads all of it (chunks/exchange.py).
 EXCHANGE_EMBED_TOKENS = 192
-# Suffixes no chat export uses: such a file is read as a document without asking the chat readers.
-DOCUMENT_ONLY_SUFFIXES = frozenset({".md", ".markdown", ".html", ".htm", ".pdf", ".docx"})
+# A writer redoes its change when another writer of the same conversation committed first; each
+# redo means another writer made progress, so only a conversation written nonstop by others runs out.
+MAX_WRITE_ATTEMPTS = 20
 
 ProgressCallback = Callable[[str, int, int], None]  # (stage, done, total)
+# What a writer makes of a conversation as stored (None: not stored yet): the conversation and all its messages.
+Revise = Callable[[ConversationRecord | None, list[Message]], tuple[Conversation, list[Message]]]
 
 
 @dataclass(slots=True)
 class IngestReport:
-    format: str = ""
+    """What an ingest read, wrote and could not use. Paths are relative to the path ingested."""
+
+    format: str = ""  # the readers used, "+"-joined ("document" for documents)
     messages_read: int = 0
     conversations: int = 0
     conversations_rebuilt: int = 0
@@ -60,12 +72,24 @@ class IngestReport:
     embeddings_reused: int = 0
     documents: int = 0
     documents_rebuilt: int = 0
+    redone: int = 0  # rebuilds done again because another writer changed the conversation first
+    # Lines, records and files a reader could not use (bad lines, broken JSON, damaged documents).
     skipped: list[Skip] = field(default_factory=list)
     ignored: dict[str, int] = field(default_factory=dict)
+    # Files no reader took (binary, media, unknown formats, hidden, over a limit), each with why.
+    not_read: list[Skip] = field(default_factory=list)
+    # Messages (chat formats) or documents read, per format.
+    formats: dict[str, int] = field(default_factory=dict)
 
-    def to_dict(self) -> dict:
+    @property
+    def read_anything(self) -> bool:
+        return self.messages_read > 0 or self.documents > 0
+
+    def to_dict(self, skips_shown: int | None = SKIPS_SHOWN) -> dict:
+        """The report as JSON; `skipped` and `not_read` are bounded summaries (`skips_shown` None lists all)."""
         data = asdict(self)
-        data["skipped"] = [str(skip) for skip in self.skipped]
+        data["skipped"] = summarize_skips(self.skipped, skips_shown)
+        data["not_read"] = summarize_skips(self.not_read, skips_shown)
         return data
 
 
@@ -87,8 +111,13 @@ def merge_messages(stored: Sequence[Message], incoming: Sequence[Message]) -> li
 
 
 def _embed_missing(
-    chunks: Sequence[Chunk], known: dict[str, np.ndarray], embedder: Embedder, report: IngestReport
+    chunks: Sequence[Chunk],
+    known: dict[str, np.ndarray],
+    embedder: Embedder,
+    report: IngestReport,
+    made: dict[str, np.ndarray] | None = None,
 ) -> dict[str, np.ndarray]:
+    """Vectors for the chunks: stored ones reused, the rest embedded (and added to `made`, when given)."""
     vectors: dict[str, np.ndarray] = {}
     todo: dict[str, str] = {}
     for chunk in chunks:
@@ -102,7 +131,10 @@ def _embed_missing(
             todo[key] = chunk.embedding_input
     if todo:
         matrix = embedder.embed_passages(list(todo.values()))
-        vectors.update(zip(todo, matrix, strict=True))
+        fresh = dict(zip(todo, matrix, strict=True))
+        vectors.update(fresh)
+        if made is not None:
+            made.update(fresh)
         report.embedded += len(todo)
     return vectors
 
@@ -114,15 +146,18 @@ def rebuild_conversation(
     embedder: Embedder,
     settings: ThreadSettings,
     report: IngestReport,
+    record: ConversationRecord | None,
+    made: dict[str, np.ndarray] | None = None,
 ) -> bool:
     """Re-thread and re-chunk one conversation from all its messages, unless nothing changed.
 
-    Returns whether the store was written. Vectors of chunks whose embedding input is
-    unchanged are reused; only new inputs reach the embedder.
+    `record` is the stored conversation the messages were computed from (None: not stored yet);
+    the write commits only if it is still the stored one, else `ConcurrentWriteError`. Returns
+    whether the store was written. Vectors of chunks whose embedding input is unchanged are
+    reused (from the store, or from `made` by an earlier attempt); only new inputs are embedded.
     """
     if conversation.kind == "assistant":
         messages = mark_turn_roles(messages)
-    record = store.conversation_record(conversation.ref)
     digest = content_hash(conversation, messages, settings)
     if record is not None and record.content_hash == digest:
         return False
@@ -137,12 +172,49 @@ def rebuild_conversation(
             for thread in threads
             for chunk in chunk_thread_windows(thread, by_id, embedder.count_tokens, CHAT_WINDOW_TOKENS)
         ]
-    vectors = _embed_missing(chunks, store.embeddings_for(conversation.ref), embedder, report)
-    store.replace_conversation(conversation, digest, messages, threads, chunks, vectors)
+    known = {**(made or {}), **store.embeddings_for(conversation.ref)}
+    vectors = _embed_missing(chunks, known, embedder, report, made)
+    based_on = BasedOn(record.content_hash if record else None)
+    store.replace_conversation(conversation, digest, messages, threads, chunks, vectors, based_on=based_on)
     report.conversations_rebuilt += 1
     report.threads += len(threads)
     report.chunks += len(chunks)
     return True
+
+
+def merging(conversation: Conversation, incoming: Sequence[Message]) -> Revise:
+    """The revision an export makes: its conversation, with its messages merged into the stored ones."""
+
+    def revise(record: ConversationRecord | None, stored: list[Message]) -> tuple[Conversation, list[Message]]:
+        return conversation, merge_messages(stored, incoming)
+
+    return revise
+
+
+def update_conversation(
+    store: Store,
+    ref: str,
+    revise: Revise,
+    embedder: Embedder,
+    settings: ThreadSettings,
+    report: IngestReport,
+) -> bool:
+    """Read one conversation, `revise` it, rebuild and write it, as if no other writer ran meanwhile.
+
+    Threading and embedding run outside any transaction, so writers do not hold each other up.
+    The write commits only if the stored content hash is still the one that was read; when another
+    writer committed first, the conversation is read again and `revise` runs on what that writer
+    stored (vectors already made are kept). Returns whether the store was written.
+    """
+    made: dict[str, np.ndarray] = {}
+    for _ in range(MAX_WRITE_ATTEMPTS):
+        record, stored = store.read_conversation(ref)
+        conversation, messages = revise(record, stored)
+        try:
+            return rebuild_conversation(store, conversation, messages, embedder, settings, report, record, made)
+        except ConcurrentWriteError:
+            report.redone += 1
+    raise StoreError(f"conversation {ref!r} kept being changed by other writers ({MAX_WRITE_ATTEMPTS} tries)")
 
 
 def ingest_result(
@@ -169,8 +241,7 @@ def ingest_result(
     done_messages = 0
     for ref, incoming in by_conversation.items():
         conversation = conversations.get(ref) or Conversation(ref, ref, "group", result.format)
-        stored = store.load_messages(ref) if store.conversation_record(ref) else []
-        rebuild_conversation(store, conversation, merge_messages(stored, incoming), embedder, settings, report)
+        update_conversation(store, ref, merging(conversation, incoming), embedder, settings, report)
         done_messages += len(incoming)
         if progress:
             progress("conversations", done_messages, len(result.messages))
@@ -178,20 +249,23 @@ def ingest_result(
 
 
 def ingest_documents(
-    store: Store, path: Path, embedder: Embedder, progress: ProgressCallback | None = None
-) -> IngestReport:
-    """Ingest a document file or every document under a folder; unchanged documents are left alone."""
+    store: Store, plan: Plan, embedder: Embedder, report: IngestReport, progress: ProgressCallback | None = None
+) -> None:
+    """Ingest a plan's documents into `report`; a document's id is its path relative to the path ingested."""
+    units = plan.document_units()
+    if not units:
+        return
     store.bind_embedder(embedder.name, embedder.dim)
-    report = IngestReport(format="document")
-    root = path if path.is_dir() else path.parent
-    files = list(iter_documents(path))
     max_tokens = embedder.max_tokens - TOKEN_MARGIN
-    for done, file in enumerate(files, start=1):
+    for done, unit in enumerate(units, start=1):
         try:
-            document = read_document(file, root)
+            document = read_document(unit.path, unit.path.parent)
         except DocumentError as error:
-            report.skipped.append(Skip(str(file), None, error.reason))
+            report.skipped.append(Skip(unit.display, None, error.reason))
             continue
+        # A zip member's file is temporary: the zip and its member path say where it came from.
+        where = unit.display if plan.in_archive(unit) else document.path
+        document = dataclasses.replace(document, id=unit.display, path=where)
         report.documents += 1
         digest = f"{PIPELINE_VERSION}:{document.content_hash}:{document.updated_at.isoformat()}:{max_tokens}"
         if store.document_hash(document.id) != digest:
@@ -201,19 +275,33 @@ def ingest_documents(
             report.documents_rebuilt += 1
             report.chunks += len(chunks)
         if progress:
-            progress("documents", done, len(files))
+            progress("documents", done, len(units))
+    if report.documents:
+        report.formats["document"] = report.documents
+
+
+def ingest_plan(
+    store: Store,
+    plan: Plan,
+    embedder: Embedder,
+    settings: ThreadSettings | None = None,
+    progress: ProgressCallback | None = None,
+) -> IngestReport:
+    """Ingest everything a walk found: chat exports, then documents; the rest is reported as not read."""
+    result = read_units(plan)
+    by_format: dict[str, int] = defaultdict(int)
+    kinds = {conversation.ref: conversation.source_format for conversation in result.conversations}
+    for message in result.messages:
+        by_format[kinds.get(message.conversation) or result.format] += 1
+    if result.messages:
+        report = ingest_result(store, result, embedder, settings, progress)
+    else:
+        report = IngestReport(skipped=list(result.skipped), ignored=dict(result.ignored))
+    report.not_read = list(result.not_read)
+    report.formats = dict(by_format)
+    ingest_documents(store, plan, embedder, report, progress)
+    report.format = "+".join(sorted(report.formats)) or result.format
     return report
-
-
-def is_document_input(path: Path) -> bool:
-    """Documents rather than a chat export: a document file no chat reader claims, or a folder of them."""
-    if path.is_file() and path.suffix.lower() in DOCUMENT_ONLY_SUFFIXES:
-        return True
-    try:
-        detect_format(path)
-    except UnknownFormatError:
-        return is_document(path) if path.is_file() else any(True for _ in iter_documents(path))
-    return False
 
 
 def ingest_path(
@@ -223,9 +311,9 @@ def ingest_path(
     format: str | None = None,
     settings: ThreadSettings | None = None,
     progress: ProgressCallback | None = None,
+    limits: Limits | None = None,
 ) -> IngestReport:
-    """Ingest a chat export or documents, whichever `path` holds (`format="document"` forces documents)."""
-    path = Path(path)
-    if format == "document" or (format is None and path.exists() and is_document_input(path)):
-        return ingest_documents(store, path, embedder, progress)
-    return ingest_result(store, read_path(path, format), embedder, settings, progress)
+    """Ingest every chat export and document in a file, folder or zip (`format` forces one reader,
+    `"document"` documents only); files no reader takes are listed in the report's `not_read`."""
+    with plan_path(path, format, is_document, limits, relative=True) as plan:
+        return ingest_plan(store, plan, embedder, settings, progress)

@@ -7,6 +7,9 @@ which the stores keep and search returns as `Hit`s.
 
 from __future__ import annotations
 
+import re
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
@@ -21,6 +24,10 @@ CONVERSATION_KINDS: frozenset[str] = frozenset({"group", "direct", "assistant"})
 # Who is speaking: a member of a group or direct chat, the human or the AI in an
 # assistant chat, or the platform itself (joins, renames, pins...).
 Role = Literal["member", "user", "assistant", "system"]
+
+# Message metadata key: what full text indexes of an assistant message but its transcript does not
+# show (tool calls before the reply's first words, excerpts of tool output).
+TOOL_TEXT_KEY = "tool_text"
 
 SourceType = Literal["document", "chat"]
 ResolutionState = Literal["resolved", "workaround", "open"]
@@ -77,6 +84,41 @@ class Skip:
         where = f"{self.file}:{self.line}" if self.line is not None else self.file
         return f"{where}: {self.reason}"
 
+    def to_dict(self) -> dict[str, Any]:
+        return {"file": self.file, "line": self.line, "reason": self.reason}
+
+
+# How many skips a report lists one by one unless asked for all of them; the rest are counted by reason.
+SKIPS_SHOWN = 20
+# Distinct reasons a summary counts separately; rarer ones are added up as "other reasons".
+REASONS_SHOWN = 50
+_VARYING = re.compile(r"'[^']*'|\"[^\"]*\"|\d+(?:[.,:]\d+)*")
+
+
+def reason_kind(reason: str) -> str:
+    """A skip's reason with its particulars (numbers, quoted values) blanked, so like skips count together."""
+    return _VARYING.sub("…", reason)
+
+
+def summarize_skips(skips: Sequence[Skip], shown: int | None = SKIPS_SHOWN) -> dict[str, Any]:
+    """A bounded account of skips: the total, counts by kind of reason, and the first `shown` (None: all).
+
+    CLI, HTTP and MCP all report skips through this, so 300,000 bad lines stay a few kilobytes.
+    """
+    kinds = Counter(reason_kind(skip.reason) for skip in skips)
+    common = kinds.most_common(REASONS_SHOWN)
+    by_reason = [{"reason": kind, "count": count} for kind, count in common]
+    rest = sum(kinds.values()) - sum(count for _, count in common)
+    if rest:
+        by_reason.append({"reason": "other reasons", "count": rest})
+    listed = list(skips) if shown is None else list(skips[:shown])
+    return {
+        "count": len(skips),
+        "by_reason": by_reason,
+        "first": [skip.to_dict() for skip in listed],
+        "complete": len(listed) == len(skips),
+    }
+
 
 @dataclass(slots=True)
 class ReadResult:
@@ -87,6 +129,9 @@ class ReadResult:
     # Records left out on purpose because they are not conversation text
     # (progress lines, tool results, joins...), counted by kind for the report.
     ignored: dict[str, int] = field(default_factory=dict)
+    # Whole files no reader took (binary, media, unknown formats), each with why; damaged
+    # files a reader would have read are in `skipped`.
+    not_read: list[Skip] = field(default_factory=list)
 
     def ignore(self, kind: str, count: int = 1) -> None:
         self.ignored[kind] = self.ignored.get(kind, 0) + count

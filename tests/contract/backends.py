@@ -38,3 +38,14 @@ def ingest_in_process(location: str, bundle: str, barrier, results) -> None:
         barrier.wait(timeout=60)
         report = kb.ingest(bundle)
         results.put((bundle, report.conversations_rebuilt, report.chunks))
+
+
+def write_in_process(location: str, operation: str, path: str, barrier, results) -> None:
+    """Child process: open the store, wait for the other writer, then ingest (`ingest`) or apply a delta (`delta`)."""
+    from threadkeep.api import KnowledgeBase
+
+    with KnowledgeBase.open(location, HashEmbedder(64)) as kb:
+        kb.store.bind_embedder("hash-64", 64)
+        barrier.wait(timeout=60)
+        report = kb.ingest(path) if operation == "ingest" else kb.apply_delta(path)
+        results.put((operation, report.conversations_rebuilt, report.redone))

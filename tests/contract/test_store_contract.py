@@ -3,18 +3,20 @@ review flags, integrity, model binding and concurrent writers."""
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import shutil
 import subprocess
 import sys
 import threading
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from conftest import SAMPLES, message, write_bundle
-from contract.backends import ingest_in_process, integrity_errors, is_postgres, rows
+from contract.backends import ingest_in_process, integrity_errors, is_postgres, rows, write_in_process
 from threadkeep.api import KnowledgeBase
 from threadkeep.embed import HashEmbedder, get_embedder
 from threadkeep.model import Chunk, Conversation
@@ -335,6 +337,18 @@ def test_full_text_reads_the_lexical_input_beyond_what_is_embedded(store_locatio
         store.close()
 
 
+def test_tool_output_is_found_by_full_text_but_never_shown(store_location, tmp_path):
+    session = tmp_path / "session.jsonl"
+    shutil.copy(Path(__file__).resolve().parents[1] / "fixtures" / "claude_code" / "queued.jsonl", session)
+    with KnowledgeBase.open(store_location, HashEmbedder(64)) as kb:
+        kb.ingest(session)
+        found = kb.store.lexical_candidates("Razer Kiyo Pro", 5, SearchFilters())
+        assert found, "lsusb's output is searchable"
+        chunk = kb.store.get_chunks([found[0][0]])[found[0][0]]
+        assert "Which webcam is plugged in?" in chunk.text and "Razer" not in chunk.text
+        assert kb.store.integrity_problems() == []
+
+
 def test_a_word_match_outranks_a_bigram_only_match(store_location, bundle_factory):
     messages = [
         message("b1", "u1", 0, "查账单据", conversation="g-2"),  # 账单 only as a bigram (查账 / 单据)
@@ -427,6 +441,23 @@ def test_integrity_problems_name_chunks_citing_missing_messages(store_location):
         store.close()
 
 
+def test_check_finds_a_deleted_message_that_a_thread_still_lists(store_location, bundle_factory, tmp_path):
+    messages = [*two_conversations(), message("a5", "u5", 7, "我的手机号 13912345678", quotedMessageId="a1")]
+    bundle = bundle_factory(messages)
+    (bundle / "delta.jsonl").write_text(
+        json.dumps({"operation": "recalled", "messageId": "a5", "item": {"conversationRef": "g-1"}}) + "\n"
+    )
+    with KnowledgeBase.open(store_location, HashEmbedder(64)) as kb:
+        kb.ingest(bundle)
+        kb.apply_delta(bundle)
+        assert kb.check() == []
+        (thread,) = [row[0] for row in rows(kb.store, "SELECT thread_id FROM messages WHERE id = 'a5'")]
+        cited = {mid for chunk in kb.store.get_chunks(chunk_ids(kb.store)).values() for mid in chunk.evidence_ids}
+        assert "a5" not in cited  # a recalled message is cited by no chunk: only its thread still lists it
+        kb.store.db.execute("DELETE FROM messages WHERE id = 'a5'")
+        assert kb.check() == [f"thread {thread} lists messages not in the store: a5"]
+
+
 def test_the_store_refuses_a_different_embedding_model(store_location, bundle_factory):
     bundle = bundle_factory(two_conversations())
     with KnowledgeBase.open(store_location, HashEmbedder(64)) as kb:
@@ -441,7 +472,7 @@ def test_the_store_refuses_a_different_embedding_model(store_location, bundle_fa
 # --- concurrency ----------------------------------------------------------------------------------
 
 
-def conversation_bundle(folder, ref: str, count: int = 150):
+def conversation_messages(ref: str, count: int = 150) -> list[dict]:
     messages = []
     for i in range(count):
         item = message(
@@ -450,7 +481,11 @@ def conversation_bundle(folder, ref: str, count: int = 150):
         if i % 3:
             item["quotedMessageId"] = f"{ref}:{i - i % 3}"
         messages.append(item)
-    return write_bundle(folder, messages)
+    return messages
+
+
+def conversation_bundle(folder, ref: str, count: int = 150):
+    return write_bundle(folder, conversation_messages(ref, count))
 
 
 def test_two_processes_ingesting_different_conversations_both_succeed(store_location, tmp_path):
@@ -476,6 +511,76 @@ def test_two_processes_ingesting_different_conversations_both_succeed(store_loca
         assert store.integrity_problems() == []
     finally:
         store.close()
+
+
+def run_writers(location: str, jobs: list[tuple[str, str]]) -> list[tuple[str, int, int]]:
+    """Run each (operation, path) in its own process, all released at once; (operation, rebuilt, redone), sorted."""
+    context = multiprocessing.get_context("spawn")
+    barrier, results = context.Barrier(len(jobs)), context.Queue()
+    workers = [
+        context.Process(target=write_in_process, args=(location, operation, path, barrier, results))
+        for operation, path in jobs
+    ]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(timeout=120)
+    assert [worker.exitcode for worker in workers] == [0] * len(jobs)
+    return sorted(results.get(timeout=5) for _ in workers)
+
+
+def test_an_ingest_and_a_delta_on_the_same_conversation_at_once_lose_nothing(store_location, tmp_path):
+    """Both writers read the stored conversation, merge and rebuild it: the second to commit must
+    build on what the first wrote, not on what it read before, or the first one's messages are lost."""
+    base = 300
+    everything = conversation_messages("g", base + 50)
+    write_bundle(tmp_path / "old", everything[:base])
+    grown = write_bundle(tmp_path / "grown", everything)  # the next export: 50 newer messages
+    extra = [
+        message(f"late:{i}", f"u{i % 3}", base * 2 + 150 + i, f"补充第{i}条 重启后好了", conversation="g")
+        for i in range(50)
+    ]
+    delta = tmp_path / "delta" / "delta.jsonl"
+    delta.parent.mkdir()
+    delta.write_text("".join(json.dumps({"operation": "upsert", "item": item}) + "\n" for item in extra))
+    with KnowledgeBase.open(store_location, HashEmbedder(64)) as kb:
+        kb.ingest(tmp_path / "old")
+        assert kb.stats()["messages"] == base
+
+    reports = run_writers(store_location, [("ingest", str(grown)), ("delta", str(delta))])
+
+    assert [(operation, rebuilt) for operation, rebuilt, _ in reports] == [("delta", 1), ("ingest", 1)]
+    assert sum(redone for *_, redone in reports) >= 1  # they did overlap: one built on the other's commit
+    store = open_store(store_location)
+    try:
+        stored = {m.id for m in store.load_messages("g")}
+        expected = {item["messageId"] for item in everything + extra}
+        assert len(expected - stored) == 0, f"{len(expected - stored)} messages lost"
+        assert stored == expected and store.integrity_problems() == []
+    finally:
+        store.close()
+
+
+def test_searches_answer_while_another_process_rewrites_the_conversation(store_location, tmp_path):
+    everything = conversation_messages("g", 400)
+    write_bundle(tmp_path / "old", everything[:200])
+    grown = write_bundle(tmp_path / "grown", everything)
+    with KnowledgeBase.open(store_location, HashEmbedder(64)) as kb:
+        kb.ingest(tmp_path / "old")
+        context = multiprocessing.get_context("spawn")
+        barrier, results = context.Barrier(2), context.Queue()
+        writer = context.Process(target=write_in_process, args=(store_location, "ingest", str(grown), barrier, results))
+        writer.start()
+        barrier.wait(timeout=60)
+        answered = []
+        while writer.is_alive():
+            hits = kb.search("同步卡住 E1100", k=3)
+            assert hits and all(hit.chunk.source_ref == "g" for hit in hits)
+            answered.append(len(kb.store.load_messages("g")) in (200, 400))  # before or after, never between
+        writer.join(timeout=120)
+        assert writer.exitcode == 0 and results.get(timeout=5)[1] == 1
+        assert answered and all(answered)
+        assert kb.stats()["messages"] == 400 and kb.store.integrity_problems() == []
 
 
 def test_opening_a_new_store_from_several_threads_at_once(store_location):

@@ -99,3 +99,29 @@ def test_chatgpt_export_is_not_taken(tmp_path: Path) -> None:
     path = tmp_path / "conversations.json"
     path.write_text(json.dumps([{"title": "x", "mapping": {"a": {"message": None}}}]), encoding="utf-8")
     assert not claude_ai.detect(path)
+
+
+def test_model_role_is_the_assistant_and_unknown_roles_are_reported_with_their_line() -> None:
+    path = FIXTURES / "gemini_messages.json"
+    assert detect_format(path).NAME == "claude_ai"
+    result = read_path(path)
+    assert [(m.role, m.text) for m in result.messages] == [
+        ("user", "How much is a week in Lisbon?"),
+        ("assistant", "About 900 EUR without flights."),
+        ("user", "And in Porto?"),
+        ("assistant", "About 750 EUR."),
+    ]
+    assert result.ignored == {"system message": 1}
+    (skip,) = result.skipped
+    assert skip.file == path.name and skip.line == 16 and "unknown role 'critic'" in skip.reason
+
+
+def test_gemini_contents_with_parts() -> None:
+    path = FIXTURES / "gemini_contents.json"
+    assert detect_format(path).NAME == "claude_ai"
+    result = read_path(path)
+    assert [(m.role, m.text) for m in result.messages] == [
+        ("user", "Translate 'obrigado' to English."),
+        ("assistant", "Thank you."),
+    ]
+    assert not result.skipped

@@ -28,6 +28,8 @@ def test_reads_the_human_and_one_reply_per_turn() -> None:
     assert [(m.id, m.role) for m in result.messages] == [
         ("u-1", "user"),
         ("a-1", "assistant"),
+        ("a-4", "assistant"),
+        ("a-5", "assistant"),
         ("u-4", "user"),
         ("a-6", "assistant"),
         ("u-5", "user"),
@@ -44,20 +46,23 @@ def test_reads_the_human_and_one_reply_per_turn() -> None:
     assert all(m.sent_at.tzinfo is not None for m in result.messages)
 
 
-def test_split_reply_is_one_message_with_tool_lines() -> None:
-    reply = by_id(SESSION)["a-1"]
-    # Three records of msg_01, the tool results between, then msg_02 and msg_03: one answer.
-    assert reply.metadata["merged_records"] == 5
-    assert reply.text == (
-        "Let me look at the workflow file.\n"
-        "[tool: Read — /home/ana/shop/.github/workflows/ci.yml]\n"
+def test_each_model_response_with_text_is_one_reply_with_its_tool_lines() -> None:
+    messages = by_id(SESSION)
+    reply = messages["a-1"]
+    # The three records of msg_01 (thinking, text, tool call) are one reply; msg_02 and msg_03 are the next two.
+    assert reply.metadata["merged_records"] == 3
+    assert reply.text == "Let me look at the workflow file.\n[tool: Read — /home/ana/shop/.github/workflows/ci.yml]"
+    assert messages["a-4"].text == (
         "The cache key ignores `package-lock.json`, so a stale cache is restored after dependency bumps.\n"
-        "[tool: Bash — git log -1 --format=%H -- package-lock.json]\n"
-        "Fixed: the key now hashes the lock file."
+        "[tool: Bash — git log -1 --format=%H -- package-lock.json]"
     )
+    assert messages["a-5"].text == "Fixed: the key now hashes the lock file."
+    # Tool results are never shown; an excerpt is searchable with the reply that called the tool.
+    assert reply.metadata["tool_text"] == "name: ci on: [push] jobs: ..."
+    assert messages["a-4"].metadata["tool_text"] == "9f1c2ab"
+    assert all(m.reply_to == "u-1" for m in (reply, messages["a-4"], messages["a-5"]))
     assert reply.sender == "assistant"
     assert reply.metadata["model"] == "claude-sonnet-4-5-20250929"
-    assert reply.reply_to == "u-1"
     assert reply.sent_at.isoformat() == "2025-11-30T11:09:35.400000+00:00"
     assert "The user asks" not in reply.text  # thinking is left out
 
@@ -114,8 +119,10 @@ def test_empty_file_is_reported() -> None:
 def test_project_folder_reads_sessions_and_ignores_subagents() -> None:
     result = read_path(FIXTURES / "project")
     assert result.format == "claude_code"
-    assert [m.id for m in result.messages] == ["p-1", "p-2"]
-    assert result.messages[1].text.startswith("[tool: Task — Find deploy scripts]\nAdded `--dry-run`")
+    # The response that only called Task is not a reply: the call and its result are searchable in the next one.
+    assert [m.id for m in result.messages] == ["p-1", "p-4"]
+    assert result.messages[1].text.startswith("Added `--dry-run`")
+    assert result.messages[1].metadata["tool_text"] == "[tool: Task — Find deploy scripts]\ndeploy.sh"
     assert result.ignored["sidechain"] == 2
 
 
@@ -126,7 +133,7 @@ def test_rereading_a_growing_session_keeps_ids(tmp_path: Path) -> None:
     early = claude_code.read(path).messages
     path.write_text("".join(lines), encoding="utf-8")
     later = {m.id: m for m in claude_code.read(path).messages}
-    assert [m.id for m in early] == ["u-1", "a-1"]
+    assert [m.id for m in early][:2] == ["u-1", "a-1"]
     assert later["a-1"].text.startswith(early[1].text)
 
 
@@ -166,3 +173,71 @@ def test_copy_with_other_name_still_detected(tmp_path: Path) -> None:
     copy = tmp_path / "0001.jsonl"
     shutil.copy(SESSION, copy)
     assert claude_code.detect(copy)
+
+
+QUEUED = FIXTURES / "queued.jsonl"
+
+
+def test_queued_messages_injected_blocks_and_tool_only_turns_read_as_claude_code_shows_them() -> None:
+    result = claude_code.read(QUEUED)
+    assert [(m.id, m.role, m.text) for m in result.messages] == [
+        ("q-1", "user", "Which webcam is plugged in?"),
+        # Typed while the assistant ran lsusb: stored only as a queued_command attachment.
+        ("q-4", "user", "also check the microphone"),
+        ("q-5", "assistant", "It is the USB camera on bus 2; its microphone is the only one connected."),
+        ("q-8", "user", "Turn its autofocus off"),
+        (
+            "q-9",
+            "assistant",
+            "Run `v4l2-ctl -c focus_automatic_continuous=0`; doing it now.\n"
+            "[tool: Bash — v4l2-ctl -c focus_automatic_continuous=0]",
+        ),
+        ("q-12", "assistant", "Autofocus is off."),
+    ]
+    assert result.messages[1].metadata["queued"] is True
+    # The tool-only response is no reply: its call and output stay searchable with the question.
+    assert "[tool: Bash — lsusb]" in result.messages[0].metadata["tool_text"]
+    assert "Razer Kiyo Pro" in result.messages[0].metadata["tool_text"]
+    assert all("Razer" not in m.text for m in result.messages)
+    assert result.ignored["tool-only reply"] == 1
+    assert result.ignored["injected context"] == 1  # the task notification
+    assert result.ignored["command output"] == 1  # the caveat, without isMeta
+    assert result.ignored["queue-operation"] == 2
+
+
+def test_a_malformed_record_does_not_hide_a_later_copy_with_its_uuid() -> None:
+    result = claude_code.read(QUEUED)
+    assert [(skip.line, skip.reason) for skip in result.skipped] == [(10, "message is missing or not an object")]
+    assert "q-8" in {m.id for m in result.messages}
+    assert "duplicate record" not in result.ignored
+
+
+def test_queued_commands_from_elsewhere_are_not_the_person(tmp_path: Path) -> None:
+    base = {"sessionId": "s-3", "parentUuid": None, "timestamp": "2026-01-01T00:00:00Z"}
+    records = [
+        {**base, "type": "user", "uuid": "1", "message": {"role": "user", "content": "start"}},
+        {
+            **base,
+            "type": "attachment",
+            "uuid": "2",
+            "attachment": {"type": "queued_command", "prompt": "<task-notification>x</task-notification>",
+                           "commandMode": "task-notification"},
+        },
+        {
+            **base,
+            "type": "attachment",
+            "uuid": "3",
+            "attachment": {"type": "queued_command", "prompt": "from a peer", "origin": {"kind": "peer"}},
+        },
+        {
+            **base,
+            "type": "attachment",
+            "uuid": "4",
+            "attachment": {"type": "queued_command", "prompt": [{"type": "text", "text": "typed later"}]},
+        },
+    ]
+    path = tmp_path / "q.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in records), encoding="utf-8")
+    result = claude_code.read(path)
+    assert [m.text for m in result.messages] == ["start", "typed later"]
+    assert result.ignored["attachment"] == 2

@@ -140,3 +140,20 @@ def test_broken_files_never_crash(tmp_path: Path, content: bytes, reason: str):
     result = discord.read(path)
     assert result.messages == []
     assert any(reason in skip.reason for skip in result.skipped)
+
+
+def test_deep_nesting_is_a_skip_with_its_line(tmp_path: Path):
+    # Cut short after the deep value, so the salvage parse (a few frames deeper than the first) meets it too.
+    path = tmp_path / "channel.json"
+    reasons = set()
+    for depth in range(700, 1001):
+        nested = "[" * depth + "]" * depth
+        path.write_text(
+            '{"guild": {"id": "1", "name": "g"}, "channel": {"id": "2", "type": "GuildTextChat", "name": "c"},\n'
+            '"x": ' + nested + ',\n"messages": [{"id": "3", "type": "Default", "timestamp": '
+            '"2024-01-01T00:00:00+00:00", "content": "hi", "author": {"id": "4", "name": "a"}},'
+        )
+        result = discord.read(path)
+        assert result.skipped and all(skip.line is not None for skip in result.skipped), depth
+        reasons.update(skip.reason for skip in result.skipped)
+    assert "JSON nested too deeply to read" in reasons

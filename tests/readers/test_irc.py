@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -118,3 +118,92 @@ def test_nicks_that_only_joined_can_be_addressed(tmp_path: Path):
     result = read_path(path)
     assert [message.mentions for message in result.messages if not message.is_system] == [("zed",), ("yan",)]
     assert result.conversations[0].ref == "irc:#x"
+
+
+def test_twelve_hour_log_dated_by_its_folders_with_untimed_lines():
+    """Early irclogs.ubuntu.com: `YYYY/MM/DD/#chan.txt`, 12-hour times without AM/PM, untimed `===` lines."""
+    result = read_path(FIXTURES / "ubuntu" / "2005" / "06" / "27" / "#ubuntu.txt")
+    assert result.skipped == []
+    (conversation,) = result.conversations
+    assert (conversation.ref, conversation.metadata["date"]) == ("irc:#ubuntu", "folder names")
+    assert conversation.metadata["clock"].startswith("12-hour")
+    assert conversation.metadata["midnights_inferred"] == 1
+    day = datetime(2005, 6, 27, tzinfo=UTC)
+    assert [(message.sent_at - day, message.sender) for message in result.messages] == [
+        (timedelta(minutes=18), "usual"),  # [12:18] just after midnight, not noon
+        (timedelta(minutes=18), "|trey|"),
+        (timedelta(minutes=18), "system"),  # untimed: the time of the line before
+        (timedelta(minutes=19), "Matt|"),
+        (timedelta(minutes=19), "|trey|"),
+        (timedelta(minutes=59), "kim"),
+        (timedelta(hours=1), "Matt|"),  # one minute later, the same day
+        (timedelta(hours=1), "system"),
+        (timedelta(hours=11, minutes=58), "usual"),
+        (timedelta(hours=12, minutes=2), "Matt|"),  # past noon
+        (timedelta(hours=23, minutes=59), "kim_"),
+        (timedelta(days=1, minutes=1), "usual"),  # past midnight
+    ]
+    messages = result.messages
+    assert messages[2].is_system and messages[2].text.startswith("kim [~kim@host.example.net]  has joined")
+    assert (messages[4].text, messages[4].metadata["action"]) == ("* |trey| scrolls up", True)
+    assert messages[7].is_system and messages[7].text == "kim is now known as kim_"
+    # usual spoke on the line before: present, so the comma form addresses them.
+    assert messages[1].mentions == ("usual",)
+    assert messages[3].mentions == ("|trey|",)
+    assert messages[6].mentions == ("kim",)
+
+
+def test_comma_address_needs_the_nick_present_before(tmp_path: Path):
+    path = tmp_path / "#ubuntu.2005-06-27.log"
+    path.write_text(
+        "[12:17] <|trey|> usual, quite stable though  :)\n[12:18] <usual> a few libs and media\n"
+        "[12:19] <bob> usual: which libs?\n[12:20] <bob> usual, thanks\n",
+        encoding="utf-8",
+    )
+    result = read_path(path)
+    assert [message.mentions for message in result.messages] == [(), (), ("usual",), ("usual",)]
+
+
+def test_colon_address_reaches_a_nick_who_speaks_later(tmp_path: Path):
+    path = tmp_path / "#ops.2024-03-03.log"
+    path.write_text("[10:00] <ann> zed: are you there?\n[10:05] <zed> yes\n", encoding="utf-8")
+    assert [message.mentions for message in read_path(path).messages] == [("zed",), ()]
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("#chan_20240115.log", (2024, 1, 15)),
+        ("chan.2024.01.15.txt", (2024, 1, 15)),
+        ("2024-01-15.train-c.ascii.txt", (2024, 1, 15)),
+    ],
+)
+def test_date_from_file_name_shapes(tmp_path: Path, name: str, expected: tuple[int, int, int]):
+    path = tmp_path / name
+    path.write_text("[10:00] <ann> hi\n[10:01] <bob> ann: hello\n", encoding="utf-8")
+    result = read_path(path, format="irc")
+    assert {message.sent_at.date().timetuple()[:3] for message in result.messages} == {expected}
+
+
+def test_times_with_am_pm_are_read_as_written(tmp_path: Path):
+    path = tmp_path / "#x.2024-03-04.log"
+    path.write_text("[11:59 AM] <ann> lunch?\n[12:01 PM] <bob> ann: yes\n[01:30 PM] <ann> back\n", encoding="utf-8")
+    result = read_path(path)
+    assert [message.sent_at.strftime("%H:%M") for message in result.messages] == ["11:59", "12:01", "13:30"]
+    assert "clock" not in result.conversations[0].metadata
+
+
+def test_noon_to_one_across_a_day_change_is_no_twelve_hour_evidence(tmp_path: Path):
+    path = tmp_path / "#x.log"
+    path.write_text(
+        "--- Log opened Mon Nov 15 09:00:00 2004\n09:10 <ann> morning\n12:50 <bob> lunch\n"
+        "--- Day changed Tue Nov 16 2004\n01:00 <ann> still up\n",
+        encoding="utf-8",
+    )
+    result = read_path(path)
+    assert "clock" not in result.conversations[0].metadata
+    assert [message.sent_at for message in result.messages] == [
+        datetime(2004, 11, 15, 9, 10, tzinfo=UTC),
+        datetime(2004, 11, 15, 12, 50, tzinfo=UTC),
+        datetime(2004, 11, 16, 1, 0, tzinfo=UTC),
+    ]

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 import shutil
 from datetime import UTC, datetime
 from pathlib import Path
@@ -128,7 +129,8 @@ def test_bad_input_is_reported_not_fatal(result):
 
 def test_single_day_file_and_zip(tmp_path: Path):
     day = read_path(WORKSPACE / "general" / "2024-01-16.json")
-    assert [message.id for message in day.messages] == ["C01GENERAL:1705424400.000500", "C01GENERAL:1705424700.001000"]
+    # Alone, a day file is read without the root's channels.json: the folder name stands in for the channel id.
+    assert [message.id for message in day.messages] == ["general:1705424400.000500", "general:1705424700.001000"]
     # The parent lives in another day's file: the link is kept and flagged.
     assert all(message.metadata.get("reply_to_missing") for message in day.messages)
     archive = shutil.make_archive(str(tmp_path / "export"), "zip", WORKSPACE)
@@ -146,3 +148,98 @@ def test_channel_without_root_files(tmp_path: Path):
     assert result.conversations[0].ref == "ops"
     (message,) = result.messages
     assert (message.id, message.text, message.mentions) == ("ops:1706745600.000100", "hi @bob", ("U2",))
+
+
+def _write_day(folder: Path, messages: list[dict]) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "2013-01-23.json"
+    path.write_text(json.dumps(messages), encoding="utf-8")
+    return path
+
+
+def test_file_comment_and_app_bot_posts(tmp_path: Path):
+    """Shapes from Slack's message event docs: `file_comment` (pre-2019) and an app's post with `bot_id` and `user`."""
+    _write_day(
+        tmp_path / "design",
+        [
+            {
+                "type": "message",
+                "subtype": "file_share",
+                "ts": "1358877400.000005",
+                "user": "U2BOB",
+                "text": "<@U2BOB|bob> uploaded a file: <https://files.example.com/mock.png|mock.png>",
+                "file": {"id": "F1", "name": "mock.png", "title": "mock.png", "mimetype": "image/png"},
+            },
+            {
+                "type": "message",
+                "subtype": "file_comment",
+                "ts": "1358877455.000010",
+                "text": "<@U1CAL|cal> commented on <@U2BOB|bob>'s file <https://files.example.com/mock.png|mock.png>: "
+                "I love it! <@U2BOB>",
+                "file": {"id": "F1", "name": "mock.png", "title": "mock.png"},
+                "comment": {
+                    "id": "Fc1",
+                    "created": 1358877455,
+                    "timestamp": 1358877455,
+                    "user": "U1CAL",
+                    "is_intro": False,
+                    "comment": "I love it! <@U2BOB>",
+                },
+            },
+            {
+                "type": "message",
+                "ts": "1358877500.000020",
+                "user": "U9DEPLOY",
+                "bot_id": "B9DEPLOY",
+                "app_id": "A9DEPLOY",
+                "text": "Deploy 1.4.2 finished",
+                "bot_profile": {"id": "B9DEPLOY", "name": "deploybot"},
+            },
+        ],
+    )
+    result = slack.read(tmp_path / "design")
+    assert result.skipped == []
+    share, comment, bot = result.messages
+    assert (share.sender, share.kind, share.text.splitlines()[0]) == ("U2BOB", "image", "[image] mock.png")
+    assert (comment.sender, comment.role, comment.text) == ("U1CAL", "member", "I love it! @U2BOB")
+    assert comment.mentions == ("U2BOB",)
+    assert comment.metadata["commented_file"] == "mock.png"
+    assert (bot.sender, bot.sender_name, bot.is_system, bot.metadata["bot"]) == ("U9DEPLOY", "deploybot", True, True)
+
+
+def _export_with_planted_parent(tmp_path: Path) -> Path:
+    """A channel folder whose parent holds lists naming people: given the folder alone, the parent is not ours."""
+    parent = tmp_path / "someone-elses"
+    _write_day(parent / "general", [{"type": "message", "user": "U1", "text": "hello", "ts": "1358877400.000005"}])
+    (parent / "users.json").write_text(json.dumps([{"id": "U1", "name": "Planted Name"}]), encoding="utf-8")
+    (parent / "channels.json").write_text(json.dumps([{"id": "CPLANTED", "name": "general"}]), encoding="utf-8")
+    return parent
+
+
+def test_channel_folder_never_reads_its_parent(tmp_path: Path):
+    parent = _export_with_planted_parent(tmp_path)
+    for given in (parent / "general", parent / "general" / "2013-01-23.json"):
+        result = slack.read(given)
+        (message,) = result.messages
+        assert (message.conversation, message.sender_name) == ("general", "")
+        assert all(str(parent / "users.json") not in str(skip) for skip in result.skipped)
+    (parent / "users.json").write_text("{ broken", encoding="utf-8")
+    assert slack.read(parent / "general").skipped == []
+
+
+def test_symlinks_out_of_the_export_are_not_followed(tmp_path: Path):
+    outside = _export_with_planted_parent(tmp_path)
+    root = tmp_path / "export"
+    _write_day(root / "ops", [{"type": "message", "user": "U2", "text": "ours", "ts": "1358877401.000005"}])
+    (root / "channels.json").write_text(json.dumps([{"id": "C2", "name": "ops"}]), encoding="utf-8")
+    (root / "users.json").symlink_to(outside / "users.json")
+    (root / "general").symlink_to(outside / "general")
+    (root / "ops" / "2013-01-24.json").symlink_to(outside / "general" / "2013-01-23.json")
+    result = slack.read(root)
+    assert [message.text for message in result.messages] == ["ours"]
+    assert sorted(skip.file for skip in result.skipped) == [
+        str(root / "general"),
+        str(root / "ops" / "2013-01-24.json"),
+        str(root / "users.json"),
+    ]
+    assert all(skip.reason == "symlink to outside the export; not followed" for skip in result.skipped)

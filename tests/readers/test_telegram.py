@@ -29,11 +29,16 @@ def test_detects_single_chat_account_and_folder():
 
 
 def test_counts_speakers_first_and_last(result):
-    assert len(result.messages) == 11
+    assert len(result.messages) == 12
     (conversation,) = result.conversations
     assert (conversation.ref, conversation.title, conversation.kind) == ("1712345678", "Backend Team", "group")
     speakers = {(message.sender, message.sender_name) for message in result.messages if not message.is_system}
-    assert speakers == {("user1001", "Alice Archer"), ("user1002", "Bob Builder"), ("user1003", "陈伟")}
+    assert speakers == {
+        ("user1001", "Alice Archer"),
+        ("user1002", "Bob Builder"),
+        ("user1003", "陈伟"),
+        ("Deleted Account", "Deleted Account"),  # `from` without `from_id`: read under the name, flagged
+    }
     first = result.messages[0]
     assert (first.kind, first.role, first.sender) == ("system", "system", "user1001")
     assert first.text == "Alice Archer invite members Bob Builder, 陈伟"
@@ -97,7 +102,6 @@ def test_forum_topic_becomes_platform_thread(result):
 def test_bad_records_are_skipped(result):
     reasons = [skip.reason for skip in result.skipped]
     assert reasons == [
-        "chat 1712345678 message 10: from_id is missing",
         "chat 1712345678 message 11: expected an object, got str",
         "chat 1712345678 message 12: text is int, expected a string or a list",
     ]
@@ -147,3 +151,43 @@ def test_broken_files_never_crash(tmp_path: Path, content: bytes, reason: str):
     result = telegram.read(path)
     assert result.messages == []
     assert any(reason in skip.reason for skip in result.skipped)
+
+
+def test_old_account_export_without_string_sender_ids():
+    """Exports before Telegram Desktop 2.x: numeric `from_id`, `from` alone, channel posts with no sender."""
+    result = read_path(FIXTURES / "old_account")
+    assert [conversation.ref for conversation in result.conversations] == ["2002", "3001", "4001"]
+    assert [(m.id, m.sender, m.sender_name) for m in result.messages] == [
+        ("2002:11", "user2001", "Dana"),
+        ("2002:12", "user2002", "Erik"),
+        ("2002:13", "user2002", "Erik"),
+        ("3001:21", "Femi", "Femi"),
+        ("3001:22", "Dana", "Dana"),
+        ("4001:31", "channel4001", "Trail News"),
+    ]
+    first, reply = result.messages[0], result.messages[1]
+    assert first.text == "Is the printer on the 3rd floor fixed?"
+    assert first.edited_at is None  # the epoch these exports wrote on unedited messages
+    assert first.metadata["time_zone_unknown"] is True
+    assert reply.mentions == ("user2001",) and reply.reply_to == "2002:11"
+    assert result.messages[3].metadata["sender_id_missing"] is True
+    assert result.messages[-1].metadata["author"] == "Gus"
+    assert [str(skip) for skip in result.skipped] == [
+        "result.json: chat 3001 message 2: no sender (from_id and from are missing)"
+    ]
+
+
+def test_deep_nesting_is_a_skip_with_its_line(tmp_path: Path):
+    # Cut short after the deep value, so the salvage parse (a few frames deeper than the first) meets it too.
+    path = tmp_path / "result.json"
+    reasons = set()
+    for depth in range(700, 1001):
+        nested = "[" * depth + "]" * depth
+        path.write_text(
+            '{"name": "x", "type": "private_group", "id": 1,\n"x": ' + nested + ',\n"messages": [{"id": 1, "type": '
+            '"message", "date": "2024-01-01T00:00:00", "from": "a", "from_id": "user1", "text": "a"},'
+        )
+        result = telegram.read(path)
+        assert result.skipped and all(skip.line is not None for skip in result.skipped), depth
+        reasons.update(skip.reason for skip in result.skipped)
+    assert "JSON nested too deeply to read" in reasons

@@ -108,3 +108,27 @@ def test_empty_and_headerless_files(tmp_path: Path):
         "text before the first speaker header",
         "no WeChat speaker headers found",
     ]
+
+
+def test_twelve_hour_headers_with_spaces_in_names():
+    path = FIXTURES / "twelve_hour.txt"
+    assert detect_format(path).NAME == "wechat"
+    result = read_path(path, format="wechat")
+    assert result.skipped == []
+    assert [(message.sender, message.sent_at, message.text) for message in result.messages] == [
+        ("女朋友", datetime(2023, 9, 16, 0, 5, tzinfo=CST), "[image]"),  # 12:05 AM
+        ("女朋友", datetime(2023, 9, 16, 14, 51, tzinfo=CST), "晚上吃什么？"),
+        ("Li Wei", datetime(2023, 9, 16, 14, 53, tzinfo=CST), "火锅吧"),
+        ("Li Wei", datetime(2023, 9, 17, 12, 30, tzinfo=CST), "到了"),  # 下午12:30 is half past noon
+    ]
+
+
+def test_impossible_twelve_hour_time_is_reported(tmp_path: Path):
+    path = tmp_path / "chat.txt"
+    path.write_text("甲 2023/09/16 2:51 PM\n好\n乙 2023/09/16 13:05 PM\n坏\n", encoding="utf-8")
+    result = wechat.read(path)
+    assert [message.text for message in result.messages] == ["好"]
+    assert [(skip.line, skip.reason.split(";")[0]) for skip in result.skipped] == [
+        (3, "bad date/time in header (hour 13 on a 12-hour clock)"),
+        (4, "line of a message whose header could not be read"),
+    ]

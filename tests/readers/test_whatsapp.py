@@ -179,3 +179,51 @@ def test_ios_zip_takes_its_title_from_the_first_event(tmp_path: Path):
     result = read_path(archive)
     assert result.conversations[0].ref == "whatsapp:Familie"
     assert len(result.messages) == 9
+
+
+def test_mixed_header_styles_each_settle_their_own_date_order():
+    """Exports from different phones pasted into one file: brackets and dashes, 12/24 hours, DMY and MDY."""
+    result = read_path(FIXTURES / "WhatsApp Chat with Boat Club.txt")
+    assert result.skipped == []
+    assert len(result.messages) == 10
+    (conversation,) = result.conversations
+    assert conversation.metadata["date_order"] == "per header style"
+    assert conversation.metadata["date_orders"] == {
+        "[d/d/yyyy, d:d:d]": "DMY (a first field above 12)",
+        "d/d/yy, d:d AM/PM -": "MDY (a second field above 12)",
+        "d.d.yy, d:d -": "DMY (a first field above 12)",
+        "[d/d/yy, d:d:d AM/PM]": "MDY (a second field above 12)",
+        "d/d/yyyy, d:d -": "DMY (assumed: day first, as in most locales)",
+    }
+    assert [(message.sent_at, message.sender) for message in result.messages] == [
+        (datetime(2024, 1, 16, 9, 15, 2, tzinfo=UTC), "system"),
+        (datetime(2024, 1, 16, 9, 15, 40, tzinfo=UTC), "Ana"),
+        (datetime(2024, 1, 16, 9, 16, 5, tzinfo=UTC), "Ben"),
+        (datetime(2024, 1, 17, 20, 5, tzinfo=UTC), "Ben"),
+        (datetime(2024, 1, 17, 20, 7, tzinfo=UTC), "Ana"),
+        (datetime(2024, 1, 18, 21, 10, tzinfo=UTC), "Carla"),
+        (datetime(2024, 1, 18, 21, 12, tzinfo=UTC), "Ben"),
+        (datetime(2024, 1, 19, 9, 1, 33, tzinfo=UTC), "Carla"),
+        (datetime(2024, 2, 5, 10, 0, tzinfo=UTC), "Ana"),
+        (datetime(2024, 2, 5, 10, 2, tzinfo=UTC), "Ben"),
+    ]
+    notice = result.messages[0]
+    # Without its U+200E mark the notice is still the platform speaking, not a member named "Ana".
+    assert (notice.kind, notice.role) == ("system", "system")
+    assert result.messages[1].text == "Bom dia! Is the boat still free on Saturday?"
+    assert [message.recalled for message in result.messages] == [False] * 4 + [True, False, True, False, False, True]
+    edited = result.messages[8]
+    assert (edited.text, edited.metadata["edited"]) == ("I do", True)
+    assert conversation.kind == "group"
+
+
+def test_encryption_notice_without_mark_names_the_ios_chat(tmp_path: Path):
+    path = tmp_path / "_chat.txt"
+    path.write_text(
+        "[02/03/2024, 10:00:00] Lake House: Messages and calls are end-to-end encrypted. No one outside of this chat, "
+        "not even WhatsApp, can read or listen to them.\n[02/03/2024, 10:01:00] Ann: hi\n",
+        encoding="utf-8",
+    )
+    result = whatsapp.read(path)
+    assert result.conversations[0].ref == "whatsapp:Lake House"
+    assert [message.sender for message in result.messages] == ["system", "Ann"]

@@ -100,6 +100,14 @@ def test_search_with_filters(client):
     assert_error(client.get("/api/search", params={"q": "x", "source_type": "email"}), 422, "source_type")
 
 
+def test_search_per_source_interleaves_documents_and_chat(client):
+    hits = client.get("/api/search", params={"q": "点图标没反应", "per_source": 2}).json()["hits"]
+    kinds = [hit["source_type"] for hit in hits]
+    assert sorted(kinds) == ["chat", "chat", "document", "document"] and kinds[0] != kinds[1]
+    assert {"chunk_id", "source_type", "title", "text", "occurred_at", "score"} <= set(hits[0])
+    assert_error(client.get("/api/search", params={"q": "x", "per_source": 0}), 422, "per_source")
+
+
 def check_grouped_answer(answer: dict) -> None:
     assert answer["status"] == "answered"
     groups = answer["groups"]
@@ -128,6 +136,13 @@ def test_ask_refuses_off_topic_questions(client):
     assert answer["status"] == "no_answer"
     assert answer["groups"] == {"documents": [], "chat": []}
     assert answer["text"].startswith("No answer")
+    assert answer["reason"] and answer["reason"] in answer["text"]
+    assert answer["nearest"] and all(c["label"].startswith("Not an answer:") for c in answer["nearest"])
+
+
+def test_an_error_code_the_store_never_mentions_is_refused_by_name(client):
+    answer = client.get("/api/ask", params={"q": "报错 E4242 怎么办"}).json()
+    assert answer["status"] == "no_answer" and "E4242" in answer["reason"]
 
 
 def test_thread_by_chunk_and_by_message(client):
@@ -299,7 +314,7 @@ def test_ingest_inside_the_configured_folder(folders):
     with ingest_client(folders, [allowed]) as client:
         report = client.post("/api/ingest", json={"path": str(allowed / "docs")}).json()
         assert report["format"] == "document" and report["documents"] == 1 and report["chunks"] >= 1
-        assert report["path"] == str((allowed / "docs").resolve())
+        assert report["path"] == "docs"  # relative to the ingest folder: no server path in any response
         again = client.post("/api/ingest", json={"path": "docs/guide.md"}).json()  # relative to the folder
         assert again["documents"] == 1 and again["documents_rebuilt"] == 0
         assert [d["title"] for d in client.get("/api/documents").json()["documents"]] == ["Guide"]
@@ -336,6 +351,59 @@ def test_ingest_refuses_paths_outside_the_folders(folders):
         assert_error(client.post("/api/ingest", json={"path": str(allowed), "format": "nope"}), 400, "format")
         assert client.get("/api/documents").json()["documents"] == []
     assert not any(folders["outside"].glob("*.db"))
+
+
+def test_no_response_names_a_server_path(folders):
+    allowed, tmp = folders["allowed"], folders["tmp"]
+    bundle = allowed / "exports" / "group"
+    bundle.mkdir(parents=True)
+    line = {"messageId": "m1", "conversationRef": "g", "senderRef": "u1", "sentAt": "2026-05-14T10:00:00+08:00"}
+    (bundle / "messages.jsonl").write_text(json.dumps(line) + "\n{not json\n", "utf-8")
+    (allowed / "odd.bin").write_bytes(b"\x00\x01 not a chat export")
+    with ingest_client(folders, [allowed]) as client:
+        report = client.post("/api/ingest", json={"path": str(bundle)})
+        assert report.status_code == 200, report.text
+        assert report.json()["path"] == "exports/group" and report.json()["messages_read"] == 1
+        assert report.json()["skipped"] == ["exports/group/messages.jsonl:2: not valid JSON (Expecting property "
+                                            "name enclosed in double quotes at column 2)"]
+        assert client.post("/api/ingest", json={"path": "docs"}).json()["path"] == "docs"
+        stats = client.get("/api/stats")
+        assert stats.json()["location"] == "ingest.db" and stats.json()["documents"] == 1
+        unknown = client.post("/api/ingest", json={"path": "odd.bin"})
+        assert_error(unknown, 400, "not a format")
+        assert_error(client.post("/api/ingest", json={"path": "/etc/passwd"}), 403, "'allowed'")
+        for response in (report, stats, unknown, client.get("/api/conversations"), client.get("/api/documents")):
+            assert str(tmp) not in response.text, response.text
+
+
+def test_a_search_answers_while_an_ingest_is_still_running(folders):
+    """The ingest reads a named pipe that gets no data until the search has answered: the ingest
+    cannot finish first, so the search answering proves it did not wait for the ingest."""
+    from threading import Thread
+
+    from .conftest import LiveServer
+
+    allowed = folders["allowed"]
+    pipe = allowed / "slow.txt"
+    os.mkfifo(pipe)
+    service = Service.open(str(folders["tmp"] / "ingest.db"), IngestRoots([allowed]), embedder="hash-64")
+    results: dict[str, httpx.Response] = {}
+    try:
+        with LiveServer(create_app(service)) as server, httpx.Client(base_url=server.url, timeout=60) as http:
+            assert http.post("/api/ingest", json={"path": "docs"}).status_code == 200
+            body = {"path": "slow.txt", "format": "transcript"}
+            ingest = Thread(target=lambda: results.update(ingest=http.post("/api/ingest", json=body)))
+            ingest.start()
+            with pipe.open("w", encoding="utf-8") as writer:  # opens once the ingest has opened the pipe
+                found = http.get("/api/search", params={"q": "installer"})
+                assert found.status_code == 200 and found.json()["hits"]
+                assert "ingest" not in results and ingest.is_alive()
+                writer.write("> the sync is stuck\nrestart it\n> ok thanks\nyou are welcome\n> bye\n")
+            ingest.join(timeout=60)
+            assert results["ingest"].status_code == 200, results["ingest"].text
+            assert results["ingest"].json()["messages_read"] >= 3
+    finally:
+        service.close()
 
 
 def test_ingest_is_off_without_configured_folders(folders):

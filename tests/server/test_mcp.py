@@ -60,7 +60,8 @@ def test_stdio_session(setup):
                 assert tool.description and len(tool.description) > 60, tool.name
             assert "computed by the server" in tools["ask"].description
             assert "as given" in tools["ask"].description
-            assert str(setup["allowed"]) in tools["ingest"].description
+            assert "'allowed'" in tools["ingest"].description  # the folder's name, not where it is
+            assert str(setup["allowed"]) not in tools["ingest"].description
             assert tools["search"].input_schema["properties"]["query"]["maxLength"] == 2000
             assert tools["search"].annotations.read_only_hint is True
 
@@ -76,6 +77,10 @@ def test_stdio_session(setup):
             assert answer["groups"]["documents"] and answer["groups"]["chat"]
             citation = answer["groups"]["chat"][0]
             assert citation["date"].startswith("2026-") and citation["label"]
+            assert "text" not in answer  # each excerpt once: the citations carry them
+            serialized = json.dumps(answer, ensure_ascii=False)
+            assert all(serialized.count(json.dumps(c["excerpt"], ensure_ascii=False)[1:-1]) == 1 for c in [citation])
+            assert "nearest" in tools["ask"].description and "Not an answer" in tools["ask"].description
 
             thread = payload(await client.call_tool("get_thread", {"chunk_id": citation["chunk_id"]}))
             assert [m["id"] for m in thread["messages"] if m["cited"]] == citation["evidence_ids"]
@@ -84,11 +89,13 @@ def test_stdio_session(setup):
 
             refused = payload(await client.call_tool("ask", {"question": OFF_TOPIC_QUESTION}))
             assert refused["status"] == "no_answer" and refused["groups"] == {"documents": [], "chat": []}
+            assert refused["reason"] and all(c["label"].startswith("Not an answer:") for c in refused["nearest"])
 
             conversations = payload(await client.call_tool("list_conversations", {}))["conversations"]
             assert {c["ref"] for c in conversations} == {"yunshu-support-1", "yunshu-support-2"}
             assert len(payload(await client.call_tool("list_documents", {}))["documents"]) == 3
-            assert payload(await client.call_tool("stats", {}))["conversations"] == 2
+            stats = payload(await client.call_tool("stats", {}))
+            assert stats["conversations"] == 2 and stats["location"] == setup["db"].name
 
             assert "no chat chunk" in error_text(await client.call_tool("get_thread", {"chunk_id": "nope"}))
             assert "chunk_id" in error_text(await client.call_tool("get_thread", {}))

@@ -6,6 +6,8 @@ indexes the whole exchange (`Chunk.lexical_input`). Replies run seven times long
 than the questions that asked for them (LongMemEval): embedding every window of
 them would take about four times the model time, and on LongMemEval this short
 input found more than a longer reply start (session any@5 .979 vs .957; benchmarks/README.md).
+Tool calls and tool output the readers kept as searchable text (`TOOL_TEXT_KEY`) are
+full-text indexed too, never embedded nor shown.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from dataclasses import replace
 
 from threadkeep.chunks.chat import chunk_thread
 from threadkeep.chunks.windows import truncate_to_tokens
-from threadkeep.model import Chunk, Message, Thread
+from threadkeep.model import TOOL_TEXT_KEY, Chunk, Message, Thread
 from threadkeep.text import is_noise
 
 CountTokens = Callable[[str], int]
@@ -29,8 +31,14 @@ def chunk_exchange(
     thread: Thread, messages: Mapping[str, Message], count_tokens: CountTokens, max_tokens: int
 ) -> list[Chunk]:
     whole = chunk_thread(thread, messages)
-    if whole is None or count_tokens(whole.embedding_input) <= max_tokens:
-        return [whole] if whole is not None else []
+    if whole is None:
+        return []
+    tool_texts = (messages[mid].metadata.get(TOOL_TEXT_KEY) for mid in thread.message_ids)
+    tool_text = "\n".join(text for text in tool_texts if isinstance(text, str) and text)
+    if count_tokens(whole.embedding_input) <= max_tokens:
+        if tool_text and whole.embedding_input:
+            return [replace(whole, lexical_input=f"{whole.embedding_input}\n{tool_text}")]
+        return [whole]
     spoken = [
         messages[mid]
         for mid in thread.message_ids
@@ -51,4 +59,5 @@ def chunk_exchange(
         if reply_start != reply:
             reply_start += CUT_MARK
         embedding_input = "\n".join(part for part in (question, reply_start) if part)
-    return [replace(whole, embedding_input=embedding_input, lexical_input=whole.embedding_input)]
+    lexical_input = f"{whole.embedding_input}\n{tool_text}" if tool_text else whole.embedding_input
+    return [replace(whole, embedding_input=embedding_input, lexical_input=lexical_input)]

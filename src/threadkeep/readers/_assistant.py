@@ -3,6 +3,14 @@
 The one-line rendering of tool calls (`tool_line`), the rule for messages without a
 time (`fill_times`) and the assembly of replies that span several records (`Draft`,
 `finish_drafts`), so every assistant chat looks alike downstream.
+
+A reply is what the tool shows as one answer: a model response with text. Its own
+tool calls are lines in it. A response that only calls tools is not a message: its
+tool lines join the visible reply before it in the same turn, or, when none came yet,
+the next one's searchable text (`TOOL_TEXT_KEY`), so a reply still starts with the
+words the tool shows. Tool output never enters the transcript; a bounded excerpt of
+it (`tool_excerpt`) is kept as searchable text, so a fact only a command printed can
+still be found.
 """
 
 from __future__ import annotations
@@ -15,9 +23,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from threadkeep.model import Message, ReadResult
+from threadkeep.model import TOOL_TEXT_KEY, Message, ReadResult
 
 TOOL_ARGUMENT_CHARS = 120
+TOOL_OUTPUT_CHARS = 400
+TOOL_TEXT_CHARS = 4000
+TOOL_PREFIX = "[tool: "
 
 # The argument that says most about a tool call, in order of preference.
 _KEY_ARGUMENTS = (
@@ -92,6 +103,19 @@ def tool_line(name: Any, arguments: Any = None) -> str:
     return f"[tool: {label} — {argument}]" if argument else f"[tool: {label}]"
 
 
+def tool_excerpt(output: Any) -> str:
+    """A tool result as at most `TOOL_OUTPUT_CHARS` of searchable text (strings, content blocks, or JSON)."""
+    if isinstance(output, list):
+        texts = [block.get("text") if isinstance(block, Mapping) else block for block in output]
+        output = "\n".join(text for text in texts if isinstance(text, str))
+    elif isinstance(output, Mapping):
+        text = output.get("output", output.get("text", output.get("content")))
+        output = text if isinstance(text, str) else ""
+    if not isinstance(output, str):
+        return ""
+    return _shorten(output, TOOL_OUTPUT_CHARS)
+
+
 def fill_times(times: Sequence[datetime | None], fallback: datetime) -> list[tuple[datetime, str | None]]:
     """Give every message a time, and say where a borrowed one came from.
 
@@ -142,10 +166,31 @@ class Draft:
     parts: list[str] = field(default_factory=list)
     metadata: dict[str, Any] = field(default_factory=dict)
     records: int = 1
+    searchable: list[str] = field(default_factory=list)
 
     def add(self, text: str) -> None:
         if text.strip():
             self.parts.append(text.strip("\n"))
+
+    def add_output(self, output: Any) -> None:
+        """Keep an excerpt of a tool's output as searchable text (never shown in the transcript)."""
+        excerpt = tool_excerpt(output)
+        if excerpt:
+            self.searchable.append(excerpt)
+
+    @property
+    def tools_only(self) -> bool:
+        """True for a model response that only called tools: not a reply the tool shows."""
+        return self.role == "assistant" and bool(self.parts) and all(p.startswith(TOOL_PREFIX) for p in self.parts)
+
+    def absorb(self, other: Draft, *, shown: bool) -> None:
+        """Take in a tools-only response: its lines shown after this reply's, or only searchable."""
+        if shown:
+            self.parts.extend(other.parts)
+            self.searchable.extend(other.searchable)
+        else:
+            self.searchable[:0] = [*other.parts, *other.searchable]
+        self.records += other.records
 
     def note_media(self, kind: str) -> None:
         media = self.metadata.setdefault("media", [])
@@ -158,18 +203,63 @@ class Draft:
         pieces: list[str] = []
         for index, part in enumerate(self.parts):
             if index:
-                tight = part.startswith("[tool: ") or self.parts[index - 1].startswith("[tool: ")
+                tight = part.startswith(TOOL_PREFIX) or self.parts[index - 1].startswith(TOOL_PREFIX)
                 pieces.append("\n" if tight else "\n\n")
             pieces.append(part)
         return "".join(pieces)
 
 
+def fold_tool_steps(drafts: Sequence[Draft], result: ReadResult) -> list[Draft]:
+    """Fold every tools-only response into a visible reply of its turn (see the module docstring).
+
+    A turn whose responses all only called tools has no reply: counted, and its tool
+    lines and output stay searchable with the user's turn.
+    """
+    kept: list[Draft] = []
+    question: Draft | None = None
+    visible: Draft | None = None
+    waiting: list[Draft] = []
+
+    def give_up() -> None:
+        for step in waiting:
+            result.ignore("tool-only reply")
+            if question is not None:
+                question.searchable.extend([*step.parts, *step.searchable])
+        waiting.clear()
+
+    for draft in drafts:
+        if draft.role != "assistant":
+            give_up()
+            question, visible = draft, None
+            kept.append(draft)
+        elif draft.tools_only:
+            if visible is not None:
+                visible.absorb(draft, shown=True)
+            else:
+                waiting.append(draft)
+        else:
+            if draft.parts:
+                for step in reversed(waiting):
+                    draft.absorb(step, shown=False)
+                waiting.clear()
+                visible = draft
+            kept.append(draft)
+    give_up()
+    return kept
+
+
+def _searchable_text(draft: Draft) -> str:
+    text = "\n".join(draft.searchable)
+    return text if len(text) <= TOOL_TEXT_CHARS else text[: TOOL_TEXT_CHARS - 1].rstrip() + "…"
+
+
 def finish_drafts(drafts: Sequence[Draft], conversation: str, fallback: datetime, result: ReadResult) -> list[Message]:
-    """Turn drafts into messages: borrow missing times, drop empty ones (counted), link answers to questions."""
-    texts = [(draft, draft.text) for draft in drafts]
+    """Turn drafts into messages: fold tool steps, borrow missing times, drop empty ones (counted),
+    link answers to questions."""
+    texts = [(draft, draft.text) for draft in fold_tool_steps(drafts, result)]
     kept = [(draft, text) for draft, text in texts if text.strip()]
-    if len(kept) < len(drafts):
-        result.ignore("empty message", len(drafts) - len(kept))
+    if len(kept) < len(texts):
+        result.ignore("empty message", len(texts) - len(kept))
     messages: list[Message] = []
     question: str | None = None
     times = fill_times([draft.sent_at for draft, _ in kept], fallback)
@@ -179,6 +269,8 @@ def finish_drafts(drafts: Sequence[Draft], conversation: str, fallback: datetime
             metadata["time_derived"] = note
         if draft.records > 1:
             metadata["merged_records"] = draft.records
+        if draft.searchable:
+            metadata[TOOL_TEXT_KEY] = _searchable_text(draft)
         messages.append(
             Message(
                 id=draft.id,

@@ -8,6 +8,7 @@ not be decoded exactly is reported as a `Skip`.
 from __future__ import annotations
 
 import codecs
+import contextvars
 import json
 import re
 from collections.abc import Callable, Iterator
@@ -18,7 +19,28 @@ from typing import Any
 from threadkeep.model import Skip
 
 MAX_LINE_CHARS = 5_000_000
+# Largest file a reader loads (readers hold a whole file in memory to parse it). Real exports
+# are far smaller: a heavy ChatGPT user's conversations.json is a few hundred MB.
+DEFAULT_MAX_FILE_BYTES = 1 << 30
+max_file_bytes: contextvars.ContextVar[int] = contextvars.ContextVar("max_file_bytes", default=DEFAULT_MAX_FILE_BYTES)
 _SPACE = re.compile(r"[ \t\r\n]*")
+
+
+class FileTooLargeError(OSError):
+    """A file above the size limit: refused before it is read into memory."""
+
+    def __init__(self, path: Path, size: int, limit: int) -> None:
+        self.size = size
+        self.limit = limit
+        super().__init__(f"file of {size_text(size)} is larger than the {size_text(limit)} limit (--max-file-size)")
+        self.strerror = str(self)
+
+
+def size_text(size: int) -> str:
+    for unit, factor in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
+        if size >= factor:
+            return f"{size / factor:.3g} {unit}"
+    return f"{size} bytes"
 
 
 def decode(data: bytes, file: str) -> tuple[str, list[Skip]]:
@@ -43,13 +65,33 @@ def decode(data: bytes, file: str) -> tuple[str, list[Skip]]:
             return text, [Skip(file, line, "invalid UTF-8 bytes replaced with U+FFFD")]
 
 
+def json_error_reason(error: json.JSONDecodeError, text: str) -> str:
+    """Why JSON text does not parse, with the column (the Skip carries the line), and whether it was cut short."""
+    message = error.msg.removesuffix(" starting at")
+    cut = error.msg.startswith("Unterminated string") or error.pos >= len(text.rstrip())
+    return f"not valid JSON ({message} at column {error.colno})" + ("; the file ends there: cut short?" if cut else "")
+
+
+def read_bytes(path: Path) -> bytes:
+    """A file's bytes; `FileTooLargeError` (an OSError) above the size limit."""
+    limit = max_file_bytes.get()
+    size = path.stat().st_size
+    if size > limit:
+        raise FileTooLargeError(path, size, limit)
+    return path.read_bytes()
+
+
 def read_text(path: Path) -> tuple[str, list[Skip]]:
-    return decode(path.read_bytes(), str(path))
+    return decode(read_bytes(path), str(path))
 
 
 def iter_json_lines(path: Path) -> Iterator[tuple[int, Any] | Skip]:
     """Yield (line number, parsed object) per line, or a `Skip` for a bad line."""
-    text, problems = read_text(path)
+    try:
+        text, problems = read_text(path)
+    except OSError as error:
+        yield Skip(str(path), None, f"cannot read: {error.strerror or error}")
+        return
     yield from problems
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
@@ -60,7 +102,7 @@ def iter_json_lines(path: Path) -> Iterator[tuple[int, Any] | Skip]:
         try:
             yield number, json.loads(line)
         except json.JSONDecodeError as error:
-            yield Skip(str(path), number, f"not valid JSON ({error.msg} at column {error.colno})")
+            yield Skip(str(path), number, json_error_reason(error, line))
         except RecursionError:
             yield Skip(str(path), number, "JSON nested too deeply to read")
 
@@ -79,13 +121,16 @@ def head_lines(path: Path, size: int) -> list[str]:
 
 def load_json(path: Path) -> tuple[Any, list[Skip]]:
     """Parse a whole JSON file; on failure return None and say where it broke."""
-    text, problems = read_text(path)
+    try:
+        text, problems = read_text(path)
+    except OSError as error:
+        return None, [Skip(str(path), None, f"cannot read: {error.strerror or error}")]
     if not text.strip():
         return None, [*problems, Skip(str(path), None, "file is empty")]
     try:
         return json.loads(text), problems
     except json.JSONDecodeError as error:
-        return None, [*problems, Skip(str(path), error.lineno, f"not valid JSON ({error.msg} at column {error.colno})")]
+        return None, [*problems, Skip(str(path), error.lineno, json_error_reason(error, text))]
     except RecursionError:
         return None, [*problems, Skip(str(path), None, "JSON nested too deeply to read")]
 
@@ -183,3 +228,59 @@ def files_to_read(
     if not files:
         skipped.append(Skip(str(path), None, f"no {what} files found"))
     return files
+
+
+_JSON_STRUCTURE = re.compile(r'[\[\]{}"\\\n]')
+DEEP_NESTING = 500
+
+
+def deep_nesting_line(text: str, limit: int = DEEP_NESTING) -> int | None:
+    """The line where JSON `text` first nests deeper than `limit`, for reporting a RecursionError."""
+    depth = 0
+    line = 1
+    in_string = False
+    escaped_at = -1
+    for token in _JSON_STRUCTURE.finditer(text):
+        char, position = token.group(), token.start()
+        if char == "\n":
+            line += 1
+        elif in_string:
+            if char == "\\" and escaped_at != position:
+                escaped_at = position + 1
+            elif char == '"' and escaped_at != position:
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            if depth > limit:
+                return line
+        elif char in "]}":
+            depth -= 1
+    return None
+
+
+def too_deep(text: str, file: str, what: str = "") -> Skip:
+    """The Skip for JSON nested too deeply to parse, at the line where the nesting gets deep."""
+    return Skip(file, deep_nesting_line(text), f"JSON nested too deeply to read{what}")
+
+
+def inside(root: Path, path: Path) -> bool:
+    """Whether `path`, with symlinks followed, stays within `root`: readers never read outside what they were given."""
+    try:
+        return path.resolve().is_relative_to(root.resolve())
+    except (OSError, RuntimeError):  # a symlink loop
+        return False
+
+
+def confined(root: Path, files: list[Path], skipped: list[Skip]) -> list[Path]:
+    """`files` that stay within `root` once symlinks are followed; a Skip for each that leads out."""
+    if not root.is_dir():
+        return files
+    kept = []
+    for file in files:
+        if inside(root, file):
+            kept.append(file)
+        else:
+            skipped.append(Skip(str(file), None, "symlink to outside the folder given; not followed"))
+    return kept

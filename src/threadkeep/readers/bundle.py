@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,13 @@ def detect(path: Path) -> bool:
     return (folder / "messages.jsonl").is_file() and (path.is_dir() or path.name == "messages.jsonl")
 
 
+def _time(raw: dict[str, Any], key: str) -> datetime:
+    try:
+        return parse_time(raw[key])
+    except ValueError as error:
+        raise ValueError(f"{key}: {error}") from error
+
+
 def parse_message(raw: Any, names: dict[str, str]) -> Message:
     """Validate one message object; raise ValueError naming what is wrong."""
     if not isinstance(raw, dict):
@@ -44,10 +52,10 @@ def parse_message(raw: Any, names: dict[str, str]) -> Message:
             raise ValueError(f"{key} must be a non-empty string")
     if "sentAt" not in raw:
         raise ValueError("sentAt is missing")
-    sent_at = parse_time(raw["sentAt"])
+    sent_at = _time(raw, "sentAt")
     kind = raw.get("type") or "text"
     if not isinstance(kind, str) or kind not in MESSAGE_KINDS:
-        raise ValueError(f"unknown type {kind!r}")
+        raise ValueError(f"type: unknown type {kind!r}")
     text = raw.get("text") or ""
     if not isinstance(text, str):
         raise ValueError("text must be a string")
@@ -60,7 +68,7 @@ def parse_message(raw: Any, names: dict[str, str]) -> Message:
     recalled = raw.get("recalled", False)
     if not isinstance(recalled, bool):
         raise ValueError("recalled must be true or false")
-    edited_at = parse_time(raw["editedAt"]) if raw.get("editedAt") else None
+    edited_at = _time(raw, "editedAt") if raw.get("editedAt") else None
     sender = raw["senderRef"]
     system = kind == "system" or sender == "system"
     return Message(

@@ -2,8 +2,11 @@
 
 Also reads the older flat shapes people saved by hand or with browser
 extensions: a list of `{"role", "content"}` messages, or `{"messages": [...]}`,
-with roles user/human and assistant/ai. Text extracted from attached files is
-kept, appended to the message that carried it as `[attachment: name]`.
+with roles user/human and assistant/ai/model (Gemini's name for the assistant,
+whose messages may carry `parts: [{"text"}]` instead of `content`). System and
+tool messages are counted as left out; any other role is reported with its line.
+Text extracted from attached files is kept, appended to the message that carried
+it as `[attachment: name]`.
 """
 
 from __future__ import annotations
@@ -16,18 +19,21 @@ from typing import Any
 
 from threadkeep.model import Conversation, ReadResult, Skip
 from threadkeep.readers._assistant import Draft, file_time, fill_times, finish_drafts, synthetic_times, tool_line
-from threadkeep.readers._io import decode, load_export, parse_time
+from threadkeep.readers._io import decode, json_array_items, load_export, parse_time, skip_space
 
 NAME = "claude_ai"
 HEAD_BYTES = 64 * 1024
 EXPORT_FILE = "conversations.json"
 USER_ROLES = frozenset({"human", "user"})
-ASSISTANT_ROLES = frozenset({"assistant", "ai", "claude"})
+ASSISTANT_ROLES = frozenset({"assistant", "ai", "claude", "model", "gemini", "bot"})
+# Roles that are not either side of the conversation: left out on purpose, counted.
+OTHER_ROLES = frozenset({"system", "developer", "tool", "function", "ipython"})
 TIME_KEYS = ("created_at", "timestamp", "create_time", "updated_at")
 
 _CHAT_MESSAGES = re.compile(r'"chat_messages"\s*:\s*\[')
-_FLAT_ROLE = re.compile(r'"(?:role|sender)"\s*:\s*"(?:user|human|assistant|ai)"')
-_FLAT_CONTENT = re.compile(r'"(?:content|text)"\s*:')
+_FLAT_ROLE = re.compile(r'"(?:role|sender)"\s*:\s*"(?:user|human|assistant|ai|model)"')
+_FLAT_CONTENT = re.compile(r'"(?:content|text|parts)"\s*:')
+_MODEL_ROLE = re.compile(r'"role"\s*:\s*"model"')
 _MESSAGES_LIST = re.compile(r'"messages"\s*:\s*\[')
 # Keys that mark other assistant formats sharing the same general shape.
 _OTHER_FORMATS = re.compile(r'"(?:mapping|sessionId|projectHash|payload|session|parts)"\s*:')
@@ -47,7 +53,11 @@ def _is_export_file(path: Path) -> bool:
         return False
     if _CHAT_MESSAGES.search(head):
         return True
-    if _OTHER_FORMATS.search(head) or not (_FLAT_ROLE.search(head) and _FLAT_CONTENT.search(head)):
+    other = _OTHER_FORMATS.search(head)
+    # Gemini-style messages carry `parts` of their own.
+    if other and not (other.group(0).startswith('"parts"') and _MODEL_ROLE.search(head)):
+        return False
+    if not (_FLAT_ROLE.search(head) and _FLAT_CONTENT.search(head)):
         return False
     return head.startswith("[") or (head.startswith("{") and bool(_MESSAGES_LIST.search(head)))
 
@@ -90,6 +100,21 @@ def read(path: Path) -> ReadResult:
     return result
 
 
+def _flat_lines(path: Path) -> list[int]:
+    """Where each message of a flat file starts: its top-level list, or its first `"messages": [` list."""
+    try:
+        text = decode(path.read_bytes(), str(path))[0]
+    except OSError:
+        return []
+    start = skip_space(text.lstrip("\ufeff"), 0) + (len(text) - len(text.lstrip("\ufeff")))
+    if not text.startswith("[", start):
+        found = _MESSAGES_LIST.search(text)
+        if found is None:
+            return []
+        start = found.end() - 1
+    return [item[0] for item in json_array_items(text, start, str(path)) if not isinstance(item, Skip)]
+
+
 def _role(raw: dict[str, Any]) -> str | None:
     value = raw.get("sender", raw.get("role"))
     if not isinstance(value, str):
@@ -124,6 +149,13 @@ class _Reader:
         self.file = str(path)
         self.result = result
         self.mtime = file_time(path)
+        self.flat_lines: list[int] | None = None
+
+    def line_of(self, index: int) -> int | None:
+        """The line where item `index` of the file's one flat message list starts (None if unknown)."""
+        if self.flat_lines is None:
+            self.flat_lines = _flat_lines(self.path)
+        return self.flat_lines[index] if index < len(self.flat_lines) else None
 
     def skip(self, where: str, reason: str) -> None:
         self.result.skipped.append(Skip(self.file, None, f"{where}: {reason}"))
@@ -180,7 +212,7 @@ class _Reader:
         if names:
             draft.metadata["attachments"] = names
 
-    def _draft(self, raw: Any, index: int, ref: str, flat: bool) -> Draft | None:
+    def _draft(self, raw: Any, index: int, ref: str, flat: bool, lines: bool = False) -> Draft | None:
         where = f"conversation {ref}, message {index}"
         if not isinstance(raw, dict):
             self.skip(where, f"is {type(raw).__name__}, not an object; left out")
@@ -189,15 +221,19 @@ class _Reader:
         if role is None:
             self.skip(where, "has no sender; left out")
             return None
-        if role not in ("user", "assistant"):
+        if role in OTHER_ROLES:
             self.result.ignore(f"{role} message")
+            return None
+        if role not in ("user", "assistant"):
+            line = self.line_of(index) if lines else None
+            self.result.skipped.append(Skip(self.file, line, f"{where}: unknown role {role!r}; left out"))
             return None
         uuid = raw.get("uuid", raw.get("id"))
         sent_at, problem = _time(raw)
         if problem:
             self.skip(where, problem)
         draft = Draft(id=uuid if isinstance(uuid, str) and uuid else "", role=role, sent_at=sent_at)
-        content = raw.get("content")
+        content = raw.get("content", raw.get("parts"))
         if isinstance(content, list):
             self._blocks(content, draft, where)
         elif isinstance(content, str):
@@ -259,7 +295,8 @@ class _Reader:
         ref = self.path.stem if index is None else f"{self.path.stem}:{index}"
         if isinstance(own, str) and own:
             ref = own
-        drafts = [d for i, m in enumerate(messages) if (d := self._draft(m, i, ref, flat=True)) is not None]
+        lines = index is None
+        drafts = [d for i, m in enumerate(messages) if (d := self._draft(m, i, ref, True, lines)) is not None]
         metadata: dict[str, Any] = {"shape": "flat"}
         if drafts and all(draft.sent_at is None for draft in drafts):
             for draft, moment in zip(drafts, synthetic_times(self.mtime, len(drafts)), strict=True):

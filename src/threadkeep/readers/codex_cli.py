@@ -2,17 +2,24 @@
 
 Current files wrap every record as `{"timestamp", "type", "payload"}` with type
 `session_meta`, `turn_context`, `response_item` or `event_msg`. The conversation
-is in the `response_item` messages; `event_msg` repeats it for the UI and is only
-read when a file has no messages of its own. Older (2025) files start with a bare
-session object `{"id", "timestamp", "instructions"}` followed by unwrapped items
-without times, and the oldest are one JSON object `{"session", "items"}`.
+as Codex shows it is the `event_msg` stream: each `user_message` is the person's
+turn, each `agent_message` one reply. The `response_item` messages are what the
+model was sent, context included; they are read only from a file without user
+events. Tool calls (`function_call`, `custom_tool_call`, `local_shell_call`...)
+are `response_item`s in either case: lines in the reply around them, their output
+an excerpt of searchable text (see `_assistant`). Older (2025) files start with a
+bare session object `{"id", "timestamp", "instructions"}` followed by unwrapped
+items without times, and the oldest are one JSON object `{"session", "items"}`.
 
 Codex sends the model its context as user messages (`<environment_context>`,
-`<user_instructions>`, AGENTS.md): those are not the human speaking.
+`<user_instructions>`, AGENTS.md): those are not the human speaking. The IDE
+extension wraps what was typed in its context (`# Context from my IDE setup:` ...
+`## My request for Codex:`): only the request is the person's turn.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from datetime import datetime
@@ -42,6 +49,11 @@ _PAYLOAD = re.compile(r'"payload"\s*:\s*\{')
 _LEGACY = re.compile(r'"record_type"\s*:\s*"state"|"instructions"\s*:|"type"\s*:\s*"message"')
 _LEGACY_JSON = re.compile(r'"session"\s*:\s*\{')
 _CWD = re.compile(r"<cwd>(.*?)</cwd>", re.DOTALL)
+_IDE_REQUEST = "## My request for Codex:"
+_IDE_WRAPPERS = ("# Context from my IDE setup:", "# Files mentioned by the user:")
+CONTEXT_KINDS = frozenset({"user_instructions", "environment_context"})
+TOOL_CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call", "web_search_call"})
+TOOL_OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output"})
 
 
 def _head(path: Path) -> str:
@@ -118,6 +130,35 @@ def _is_context(text: str) -> bool:
     return text.lstrip().startswith(CONTEXT_PREFIXES)
 
 
+def _typed(text: str) -> str:
+    """What the person typed: the request inside the IDE extension's context wrapper, else the text."""
+    stripped = text.lstrip()
+    if stripped.startswith(_IDE_WRAPPERS) and _IDE_REQUEST in stripped:
+        return stripped.split(_IDE_REQUEST, 1)[1].strip()
+    return text
+
+
+def _call_line(payload: dict[str, Any]) -> str:
+    kind = payload.get("type")
+    action = payload.get("action") if isinstance(payload.get("action"), dict) else {}
+    if kind == "local_shell_call":
+        return tool_line("shell", {"command": action.get("command")})
+    if kind == "web_search_call":
+        return tool_line("web_search", action.get("query"))
+    return tool_line(payload.get("name"), payload.get("arguments", payload.get("input")))
+
+
+def _output_text(output: Any) -> Any:
+    """A tool call's output: Codex often writes it as a JSON string `{"output": ..., "metadata": ...}`."""
+    if isinstance(output, str) and output.lstrip().startswith("{"):
+        try:
+            value = json.loads(output)
+        except (json.JSONDecodeError, RecursionError):
+            return output
+        return value.get("output", output) if isinstance(value, dict) else output
+    return output
+
+
 class _Rollout:
     def __init__(self, path: Path, result: ReadResult) -> None:
         self.path = path
@@ -128,9 +169,13 @@ class _Rollout:
         self.metadata: dict[str, Any] = {"file": path.name}
         self.model: str | None = None
         self.drafts: list[Draft] = []
-        self.reply: Draft | None = None
+        # Ids of the model-facing messages by text, lent to the event stream's matching messages.
+        self.item_ids: dict[tuple[str, str], list[str]] = {}
         self.event_drafts: list[Draft] = []
-        self.event_reply: Draft | None = None
+        self.has_user_events = False
+        # Tool calls by call id, in each stream, so their output lands with the call.
+        self.calls: dict[str, Draft] = {}
+        self.event_calls: dict[str, Draft] = {}
 
     def skip(self, line: int | None, reason: str) -> None:
         self.result.skipped.append(Skip(self.file, line, reason))
@@ -237,36 +282,44 @@ class _Rollout:
                 if isinstance(git.get(key), str) and git[key]:
                     self.metadata[name] = git[key]
 
-    def _open_reply(self, sent_at: datetime | None, own_id: Any = None) -> Draft:
-        if self.reply is None:
-            # Only the first record's own id names the reply, so the id holds while the reply grows.
-            self.reply = Draft(id=own_id if isinstance(own_id, str) else "", role="assistant", sent_at=sent_at)
-            self.drafts.append(self.reply)
-        else:
-            self.reply.records += 1
-            self.reply.sent_at = self.reply.sent_at or sent_at
+    def _step(self, drafts: list[Draft], sent_at: datetime | None, own_id: Any = None) -> Draft:
+        """A new model step (a reply or a tool call) of the assistant."""
+        step = Draft(id=own_id if isinstance(own_id, str) else "", role="assistant", sent_at=sent_at)
         if self.model:
-            self.reply.metadata.setdefault("model", self.model)
-        return self.reply
+            step.metadata["model"] = self.model
+        drafts.append(step)
+        return step
+
+    def _remember_id(self, role: str, text: str, own_id: Any) -> None:
+        if isinstance(own_id, str) and own_id:
+            self.item_ids.setdefault((role, text.strip()), []).append(own_id)
 
     def _item(self, payload: dict[str, Any], sent_at: datetime | None, number: int | None) -> None:
         kind = payload.get("type")
-        if kind == "message":
+        if not isinstance(kind, str):
+            self.result.ignore("untyped item")
+        elif kind == "message":
             self._message(payload, sent_at, number)
-        elif kind in ("function_call", "custom_tool_call"):
-            arguments = payload.get("arguments", payload.get("input"))
-            self._open_reply(sent_at).add(tool_line(payload.get("name"), arguments))
-        elif kind == "local_shell_call":
-            action = payload.get("action")
-            command = action.get("command") if isinstance(action, dict) else None
-            self._open_reply(sent_at).add(tool_line("shell", {"command": command}))
-        elif kind == "web_search_call":
-            action = payload.get("action")
-            query = action.get("query") if isinstance(action, dict) else None
-            self._open_reply(sent_at).add(tool_line("web_search", query))
+        elif kind in TOOL_CALLS:
+            line = _call_line(payload)
+            call_id = payload.get("call_id", payload.get("id"))
+            # A call is a step of its own, folded into the reply it belongs to (see `_assistant`).
+            reply = self._step(self.drafts, sent_at)
+            reply.add(line)
+            step = self._step(self.event_drafts, sent_at)
+            step.add(line)
+            if isinstance(call_id, str):
+                self.calls[call_id], self.event_calls[call_id] = reply, step
+        elif kind in TOOL_OUTPUTS:
+            self.result.ignore(str(kind))
+            output = _output_text(payload.get("output"))
+            call_id = payload.get("call_id")
+            for calls in (self.calls, self.event_calls):
+                owner = calls.get(call_id) if isinstance(call_id, str) else None
+                if owner is not None:
+                    owner.add_output(output)
         else:
-            # reasoning, tool outputs, ghost snapshots...
-            self.result.ignore(str(kind) if isinstance(kind, str) else "untyped item")
+            self.result.ignore(kind)  # reasoning, ghost snapshots...
 
     def _message(self, payload: dict[str, Any], sent_at: datetime | None, number: int | None) -> None:
         role = payload.get("role")
@@ -276,7 +329,8 @@ class _Rollout:
             return
         texts, media = _texts(content)
         if role == "assistant":
-            reply = self._open_reply(sent_at, payload.get("id"))
+            reply = self._step(self.drafts, sent_at, payload.get("id"))
+            self._remember_id("assistant", "\n".join(texts), payload.get("id"))
             for text in texts:
                 reply.add(text)
             for kind in media:
@@ -289,7 +343,7 @@ class _Rollout:
             cwd = _CWD.search(text) if text.lstrip().startswith("<environment_context>") else None
             if cwd and "cwd" not in self.metadata:
                 self.metadata["cwd"] = cwd.group(1).strip()
-        human = [text for text in texts if text.strip() and not _is_context(text)]
+        human = [_typed(text) for text in texts if text.strip() and not _is_context(text)]
         if not human:
             self.result.ignore("context message" if texts else "empty message")
             return
@@ -301,30 +355,43 @@ class _Rollout:
         own = payload.get("id")
         if isinstance(own, str) and own:
             draft.id = own
+            self._remember_id("user", draft.text, own)
         self.drafts.append(draft)
-        self.reply = None
 
     def _event(self, payload: dict[str, Any], sent_at: datetime | None) -> None:
-        self.result.ignore("event_msg")
         kind = payload.get("type")
         text = payload.get("message")
-        if not isinstance(text, str) or not text.strip():
+        if kind not in ("user_message", "agent_message") or not isinstance(text, str) or not text.strip():
+            self.result.ignore(f"{kind} event" if isinstance(kind, str) else "event_msg")
             return
-        if kind == "user_message" and not _is_context(text):
-            self.event_drafts.append(Draft(id="", role="user", sent_at=sent_at, parts=[text]))
-            self.event_reply = None
-        elif kind == "agent_message":
-            if self.event_reply is None:
-                self.event_reply = Draft(id="", role="assistant", sent_at=sent_at)
-                self.event_drafts.append(self.event_reply)
-            self.event_reply.add(text)
+        if kind == "agent_message":
+            self._step(self.event_drafts, sent_at).add(text)
+            return
+        if str(payload.get("kind")) in CONTEXT_KINDS or _is_context(text):
+            self.result.ignore("context message")
+            return
+        draft = Draft(id="", role="user", sent_at=sent_at)
+        draft.add(_typed(text))
+        images = payload.get("images")
+        for _ in images if isinstance(images, list) else []:
+            draft.add("[image]")
+            draft.note_media("image")
+        self.event_drafts.append(draft)
+        self.has_user_events = True
 
     def _finish(self) -> None:
         drafts = self.drafts
-        if not any(draft.role == "user" for draft in drafts) and self.event_drafts:
-            # Some builds only logged the UI events; they carry the same conversation.
+        self.metadata["read_from"] = "response_item"
+        if self.has_user_events:
             drafts = self.event_drafts
             self.metadata["read_from"] = "event_msg"
+            copies = sum(1 for draft in self.drafts if not draft.tools_only)
+            if copies:
+                self.result.ignore("model-facing copy of a message", copies)
+            for draft in drafts:
+                ids = self.item_ids.get((draft.role, draft.text.strip()))
+                if ids and not draft.id:
+                    draft.id = ids.pop(0)
         ref = self.ref or self.path.stem
         for index, draft in enumerate(drafts):
             if not draft.id:

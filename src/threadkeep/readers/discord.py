@@ -26,7 +26,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from threadkeep.model import Conversation, Message, ReadResult, Skip
-from threadkeep.readers._io import json_array_items, parse_time, read_text_or_skip
+from threadkeep.readers._io import confined, json_array_items, parse_time, read_text_or_skip, too_deep
 
 NAME = "discord"
 
@@ -85,11 +85,13 @@ def _load(path: Path, skipped: list[Skip]) -> tuple[dict[str, Any] | None, list[
         skipped.append(Skip(file, None, "file is empty"))
         return None, []
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as error:
-        return _salvage(text, file, error, skipped)
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as error:
+            return _salvage(text, file, error, skipped)
     except RecursionError:
-        skipped.append(Skip(file, None, "JSON nested too deeply"))
+        # Also from the salvage parse, which runs a few frames deeper than the first.
+        skipped.append(too_deep(text, file))
         return None, []
     if not isinstance(data, dict):
         skipped.append(Skip(file, 1, f"expected a JSON object, got {type(data).__name__}"))
@@ -285,7 +287,7 @@ def _parse_message(raw: Any, channel: _Channel, notes: list[str]) -> Message:
 
 def read(path: Path) -> ReadResult:
     result = ReadResult(format=NAME)
-    files = [path] if path.is_file() else _channel_files(path) if path.is_dir() else []
+    files = [path] if path.is_file() else confined(path, _channel_files(path), result.skipped) if path.is_dir() else []
     if not files:
         result.skipped.append(Skip(str(path), None, "no DiscordChatExporter JSON files found"))
     conversations: dict[str, Conversation] = {}

@@ -2,19 +2,32 @@
 
 Decisions:
 - The date comes from the line when it has one (weechat, `[YYYY-MM-DD HH:MM]`),
-  else from the file name (`#chan.2004-11-15.log`), else from a `--- Log opened`
-  / `**** BEGIN LOGGING AT` line; `--- Day changed` lines move it on, and so does
-  a clock that goes backwards (midnight passed without a marker). With no date
-  anywhere it is 1970-01-01 and the conversation says so in `metadata["date"]`.
-  Times are read as UTC (IRC clients log the machine's clock; the zone is not
-  recorded), noted in `metadata["timezone"]`.
+  else from the file name (`#chan.2004-11-15.log`, `chan_20041115.txt`) or its
+  folders (`2004/11/15/#chan.txt`, as irclogs.ubuntu.com and ZNC lay them out),
+  else from a `--- Log opened` / `**** BEGIN LOGGING AT` line; `--- Day changed`
+  lines move it on, and so does a clock that goes backwards (midnight passed
+  without a marker). With no date anywhere it is 1970-01-01 and the conversation
+  says so in `metadata["date"]`. Times are read as UTC (IRC clients log the
+  machine's clock; the zone is not recorded), noted in `metadata["timezone"]`.
+- Some logs use a 12-hour clock without AM/PM (early irclogs.ubuntu.com:
+  `[12:59]` then `[01:00]` one minute later). A log whose hours are all 1-12 and
+  that goes from 12:xx to a smaller hour is read that way: the day starts at
+  12:xx AM (or at the half of the day a `Log opened` time says) and every time
+  the clock goes backwards is the next half-day. `metadata["clock"]` says so.
+  `[09:05 PM]`-style times are read as written.
 - Joins, parts, quits, nick changes, modes, topics, notices and log markers are
   platform events: system lines (log open/close markers are only counted).
 - `/me` actions (`* nick waves`) are the speaker's own words, so they stay member
   messages (text `* nick waves`, `metadata["action"] = True`); only `* nick has
   joined`-style event lines some clients print with a star are system lines.
-- `nick: text` / `nick, text` addressing a nick seen in the log (speaking or
-  joining) -> `mentions`.
+- Untimed `=== ` lines (early irclogs.ubuntu.com) are events (`=== nick [host]
+  has joined #chan`) or, for anything else, the nick's `/me` action; they take
+  the time of the line before them.
+- `nick: text` addressing a nick seen anywhere in the log, or `nick, text`
+  addressing one seen before this line (speaking, acting, joining, renamed to),
+  -> `mentions`. The comma form needs the nick to be present already because
+  nicks are often words: "usual, quite stable" answers a question, it does not
+  call someone named usual who turns up later.
 - Sender ref = the nick without its mode prefix (`@`, `+`...); message id =
   `<conversation>:<time>:<hash of nick and text>`; conversation ref =
   `irc:<channel>` (from the file name, else a join line, else the file name).
@@ -26,14 +39,15 @@ import hashlib
 import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
+from itertools import pairwise
 from pathlib import Path
 
 from threadkeep.model import Conversation, Message, ReadResult, Skip
-from threadkeep.readers._io import files_to_read, head_lines, read_text_or_skip
+from threadkeep.readers._io import confined, files_to_read, head_lines, read_text_or_skip
 
 NAME = "irc"
 
-_TIME = r"\d{1,2}:\d{2}(?::\d{2})?"
+_TIME = r"\d{1,2}:\d{2}(?::\d{2})?(?: ?[AaPp]\.?[Mm]\.?)?"
 BRACKETED = re.compile(r"^\[(?:(?P<date>\d{4}-\d{2}-\d{2})[ T])?(?P<time>" + _TIME + r")\]\s?(?P<rest>.*)$")
 BARE = re.compile(r"^(?P<time>" + _TIME + r")\s+(?P<rest>.*)$")
 WEECHAT = re.compile(r"^(?P<date>\d{4}-\d{2}-\d{2}) (?P<time>\d{2}:\d{2}:\d{2})\t(?P<prefix>[^\t]*)\t(?P<rest>.*)$")
@@ -45,16 +59,26 @@ STAR_EVENT = re.compile(
     r"^\*\s(?:\S+\s(?:has (?:joined|left|quit)|is now known as|sets mode|has changed the topic|changes topic|"
     r"has kicked)|Now talking on|Topic for|Disconnected|Connecting|Joins:|Parts:|Quits:|Mode )"
 )
-EVENT = re.compile(r"^(?:-!-|\*\*\*|-->|<--|--|=!=|\*\*|-\S+-)\s?")
-JOIN_CHANNEL = re.compile(r"has joined (?P<channel>[#&][^\s,]+)|Joins: .*? (?P<channel2>[#&][^\s,]+)")
-DAY_CHANGED = re.compile(r"^-{3}\s+Day changed\s+(?P<when>.+?)\s*$")
-LOG_OPENED = re.compile(
-    r"^(?:-{3}\s+Log (?P<kind>opened|closed)|\*{4}\s+(?P<xkind>BEGIN|ENDING) LOGGING AT)\s+"
-    r"(?P<when>.+?)\s*$"
+EVENT = re.compile(r"^(?:-!-|\*\*\*|-->|<--|--|=!=|===|\*\*|-\S+-)\s?")
+# Untimed `=== ` lines that are events; any other `=== nick text` is nick's action.
+UNTIMED = re.compile(r"^=== (?P<nick>\S+) (?P<text>.*)$")
+UNTIMED_EVENT = re.compile(
+    r"^\S+ (?:\S+ +)?(?:has (?:joined|left|quit)|is now known as|sets mode|was kicked|has kicked|changed the topic|"
+    r"set the topic|has changed the topic)|^(?:Topic for|Users on|Mode |Disconnected|Connected|Looking up|Now talking)"
 )
-FILE_DATE = re.compile(r"(?<!\d)(?P<year>(?:19|20)\d{2})-?(?P<month>[01]\d)-?(?P<day>[0-3]\d)(?!\d)")
+JOIN_CHANNEL = re.compile(r"has joined (?P<channel>[#&][^\s,]+)|^Joins: \S+ (?:\S+ )?(?P<channel2>[#&][^\s,]+)")
+# Greedy runs to the line's end, stripped afterwards: a lazy group before `\s*$` backtracks quadratically.
+DAY_CHANGED = re.compile(r"^-{3}\s+Day changed\s+(?P<when>\S.*)$")
+LOG_OPENED = re.compile(
+    r"^(?:-{3}\s+Log (?P<kind>opened|closed)|\*{4}\s+(?P<xkind>BEGIN|ENDING) LOGGING AT)\s+(?P<when>\S.*)$"
+)
+FILE_DATE = re.compile(
+    r"(?<!\d)(?P<year>(?:19|20)\d{2})[-_.]?(?P<month>[01]\d)[-_.]?(?P<day>[0-3]\d)(?!\d)"
+)
+NICK_CHANGE = re.compile(r"^(?P<old>\S+) is now known as (?P<new>\S+)")
+MAX_WHEN_CHARS = 80
 FILE_CHANNEL = re.compile(r"[#&][^\s.]+")
-JOINER = re.compile(r"^(?P<nick>[^\s\[(]+) (?:[\[(][^\])]*[\])] )?has joined|^Joins: (?P<nick2>\S+)")
+JOINER = re.compile(r"^(?P<nick>[^\s\[(]+) (?:[\[(][^\])]*[\])] +)?has joined|^Joins: (?P<nick2>\S+)")
 ADDRESS = re.compile(r"^(?P<nick>[^\s:,]{1,40})[:,]\s")
 MONTHS = {
     name: number
@@ -71,18 +95,30 @@ EPOCH_DAY = date(1970, 1, 1)
 class _Line:
     number: int
     day: date | None  # a date the line itself carries
-    clock: time
+    clock: time | None  # None for an untimed line: it takes the time of the line before
     sender: str  # "system" for events
     text: str
     action: bool = False
+    meridiem: bool = False  # the time said AM or PM itself
 
 
-def _clock(value: str) -> time:
-    pieces = [int(piece) for piece in value.split(":")]
-    return time(pieces[0], pieces[1], pieces[2] if len(pieces) > 2 else 0)
+def _clock(value: str) -> tuple[time, bool]:
+    """(time, whether it said AM/PM)."""
+    digits = value.rstrip("AaPpMm. ")
+    suffix = value[len(digits) :].lower().replace(".", "").strip()
+    pieces = [int(piece) for piece in digits.split(":")]
+    hour = pieces[0]
+    if suffix:
+        if not 1 <= hour <= 12:
+            raise ValueError(f"hour {hour} on a 12-hour clock")
+        hour = hour % 12 + (12 if suffix == "pm" else 0)
+    return time(hour, pieces[1], pieces[2] if len(pieces) > 2 else 0), bool(suffix)
 
 
 def _when(value: str) -> date | None:
+    value = value.strip()
+    if len(value) > MAX_WHEN_CHARS:
+        return None
     for pattern in ("%a %b %d %H:%M:%S %Y", "%a %b %d %Y", "%a, %d %b %Y", "%Y-%m-%d", "%a %b %d %H:%M:%S %Z %Y"):
         try:
             return datetime.strptime(value.strip(), pattern).date()
@@ -166,14 +202,50 @@ def detect(path: Path) -> bool:
     return speech >= 1 and recognised * 10 >= len(lines) * 6
 
 
-def _file_date(path: Path) -> date | None:
+def _path_date(path: Path) -> tuple[date | None, str]:
+    """(date, where it came from) from the file name, else from `YYYY/MM/DD/` or a dated folder above it."""
     found = FILE_DATE.search(path.name)
-    if not found:
-        return None
+    if found:
+        day = _date_of(found.group("year"), found.group("month"), found.group("day"))
+        if day:
+            return day, "file name"
+    parts = path.parent.parts[-3:]
+    if len(parts) == 3 and all(part.isdigit() for part in parts) and len(parts[0]) == 4:
+        day = _date_of(*parts)
+        if day:
+            return day, "folder names"
+    found = FILE_DATE.search(path.parent.name)
+    if found:
+        day = _date_of(found.group("year"), found.group("month"), found.group("day"))
+        if day:
+            return day, "folder name"
+    return None, ""
+
+
+def _date_of(year: str, month: str, day: str) -> date | None:
     try:
-        return date(int(found.group("year")), int(found.group("month")), int(found.group("day")))
+        return date(int(year), int(month), int(day))
     except ValueError:
         return None
+
+
+def _twelve_hour(lines: list[_Line], marker_indices: set[int]) -> bool:
+    """A 12-hour clock without AM/PM: hours only 1-12, and 12:xx followed by a smaller hour on the same day.
+
+    A step across a day-change marker or between lines that carry their own dates is no evidence:
+    a 24-hour log goes from 12:50 to 01:00 that way too.
+    """
+    timed = [
+        (index, line.clock.hour, line.day is not None)
+        for index, line in enumerate(lines)
+        if line.clock is not None and not line.meridiem
+    ]
+    if not timed or any(hour == 0 or hour > 12 for _, hour, _ in timed):
+        return False
+    return any(
+        before == 12 and after < 12 and not dated and marker_indices.isdisjoint(range(start + 1, end + 1))
+        for (start, before, _), (end, after, dated) in pairwise(timed)
+    )
 
 
 def _channel(path: Path, lines: list[_Line]) -> str:
@@ -186,7 +258,7 @@ def _channel(path: Path, lines: list[_Line]) -> str:
             joined = JOIN_CHANNEL.search(line.text)
             if joined:
                 return joined.group("channel") or joined.group("channel2")
-    stem = FILE_DATE.sub("", path.stem).strip(" ._-")
+    stem = FILE_DATE.sub("", path.stem).strip(" ._-").split(".")[0]
     return stem or path.stem
 
 
@@ -197,18 +269,18 @@ def _message_id(conversation: str, moment: datetime, sender: str, text: str, see
     return base if seen[base] == 1 else f"{base}-{seen[base]}"
 
 
-def _read_file(path: Path, result: ReadResult) -> None:
-    file = str(path)
-    text = read_text_or_skip(path, result.skipped)
-    if text is None:
-        return
-    if not text.strip("\ufeff \t\r\n"):
-        result.skipped.append(Skip(file, None, "file is empty"))
-        return
-    day = _file_date(path)
-    date_basis = "file name" if day else ""
+def _opening_hour(value: str) -> int | None:
+    """The hour of a `Log opened Mon Nov 15 15:02:11 2004` time, when it has one."""
+    try:
+        return datetime.strptime(value.strip()[:MAX_WHEN_CHARS], "%a %b %d %H:%M:%S %Y").hour
+    except ValueError:
+        return None
+
+
+def _lines(text: str, file: str, result: ReadResult) -> tuple[list[_Line], list[tuple[int, date, int | None]]]:
+    """The log's lines, and (index into lines, day, hour or None) for each day-change / log-open marker."""
     lines: list[_Line] = []
-    markers: list[tuple[int, date]] = []  # (index into lines, day) from day-change / log-open lines
+    markers: list[tuple[int, date, int | None]] = []
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.lstrip("\ufeff").rstrip("\r")
         if not line.strip():
@@ -218,10 +290,21 @@ def _read_file(path: Path, result: ReadResult) -> None:
             when = _when(marker.group("when"))
             opening = marker.re is DAY_CHANGED or marker.group("kind") == "opened" or marker.group("xkind") == "BEGIN"
             if when and opening:
-                markers.append((len(lines), when))
+                hour = None if marker.re is DAY_CHANGED else _opening_hour(marker.group("when"))
+                markers.append((len(lines), when, 0 if marker.re is DAY_CHANGED else hour))
             elif when is None:
-                result.skipped.append(Skip(file, number, f"date {marker.group('when')!r} not understood"))
+                shown = marker.group("when").strip()[:40]
+                result.skipped.append(Skip(file, number, f"date {shown!r} not understood"))
             result.ignore("irc log marker")
+            continue
+        untimed = UNTIMED.match(line)
+        if untimed:
+            rest = line[4:]
+            if UNTIMED_EVENT.match(rest):
+                lines.append(_Line(number, None, None, "system", rest.strip()))
+            else:
+                nick = untimed.group("nick")
+                lines.append(_Line(number, None, None, nick, f"* {nick} {untimed.group('text')}", True))
             continue
         parsed = _parse(line)
         classified = _classify(parsed[2]) if parsed else None
@@ -229,15 +312,29 @@ def _read_file(path: Path, result: ReadResult) -> None:
             result.skipped.append(Skip(file, number, "not an IRC log line"))
             continue
         try:
-            clock = _clock(parsed[1])
+            clock, meridiem = _clock(parsed[1])
         except ValueError as error:
             result.skipped.append(Skip(file, number, f"bad time {parsed[1]!r} ({error})"))
             continue
         sender, body, action = classified
-        lines.append(_Line(number, parsed[0], clock, sender, body, action))
-    if not lines:
+        lines.append(_Line(number, parsed[0], clock, sender, body, action, meridiem))
+    return lines, markers
+
+
+def _read_file(path: Path, result: ReadResult) -> None:
+    file = str(path)
+    text = read_text_or_skip(path, result.skipped)
+    if text is None:
+        return
+    if not text.strip("\ufeff \t\r\n"):
+        result.skipped.append(Skip(file, None, "file is empty"))
+        return
+    day, date_basis = _path_date(path)
+    lines, markers = _lines(text, file, result)
+    if not any(line.clock is not None for line in lines):
         result.skipped.append(Skip(file, None, "no IRC lines found"))
         return
+    twelve = _twelve_hour(lines, {index for index, _, _ in markers})
     if day is None and markers:
         day, date_basis = markers[0][1], "log opened / day changed line"
     if day is None:
@@ -254,29 +351,60 @@ def _read_file(path: Path, result: ReadResult) -> None:
         if joiner:
             nick = joiner.group("nick") or joiner.group("nick2")
             nicks.setdefault(nick.lower(), nick)
-    seen: dict[str, int] = {}
-    marker_at = dict(markers)
+    opening_hour = markers[0][2] if markers and markers[0][0] == 0 else None
+    half = 1 if twelve and opening_hour is not None and opening_hour >= 12 else 0
+    marker_at = {index: (when, hour) for index, when, hour in markers}
+    moments: list[datetime | None] = []
     previous: datetime | None = None
     rollovers = 0
     for index, line in enumerate(lines):
         if index in marker_at:
-            day = marker_at[index]
+            day, hour = marker_at[index]
+            half = 1 if hour is not None and hour >= 12 else 0
         if line.day is not None:
             day = line.day
-        moment = datetime.combine(day, line.clock, tzinfo=UTC)
+        if line.clock is None:
+            moments.append(previous)  # untimed: the time of the line before (None before the first timed line)
+            continue
+        twelve_hour_line = twelve and not line.meridiem
+        clock = line.clock.replace(hour=line.clock.hour % 12 + 12 * half) if twelve_hour_line else line.clock
+        moment = datetime.combine(day, clock, tzinfo=UTC)
         if previous is not None and moment < previous and line.day is None and index not in marker_at:
-            # The clock went backwards with no marker: midnight passed.
-            day += timedelta(days=1)
-            rollovers += 1
-            moment = datetime.combine(day, line.clock, tzinfo=UTC)
+            if twelve_hour_line and half == 0:
+                half = 1  # the clock passed noon
+                clock = line.clock.replace(hour=line.clock.hour % 12 + 12)
+            else:
+                # The clock went backwards with no marker: midnight passed.
+                day += timedelta(days=1)
+                half = 0
+                rollovers += 1
+                clock = line.clock.replace(hour=line.clock.hour % 12) if twelve_hour_line else line.clock
+            moment = datetime.combine(day, clock, tzinfo=UTC)
         previous = moment
+        moments.append(moment)
+    first_moment = next(moment for moment in moments if moment is not None)
+    seen: dict[str, int] = {}
+    present: set[str] = set()  # nicks seen so far: who a `nick, text` can address
+    for line, moment in zip(lines, moments, strict=True):
+        moment = moment or first_moment
         system = line.sender == "system"
         mentions: tuple[str, ...] = ()
         if not system and not line.action:
             addressed = ADDRESS.match(line.text)
-            if addressed and addressed.group("nick").lower() in nicks:
-                target = nicks[addressed.group("nick").lower()]
+            nick = addressed.group("nick").lower() if addressed else ""
+            colon = addressed is not None and line.text[addressed.end() - 2] == ":"
+            if nick in nicks and (colon or nick in present):
+                target = nicks[nick]
                 mentions = (target,) if target != line.sender else ()
+        if system:
+            joiner = JOINER.match(line.text)
+            renamed = NICK_CHANGE.match(line.text)
+            if joiner:
+                present.add((joiner.group("nick") or joiner.group("nick2")).lower())
+            elif renamed:
+                present.add(renamed.group("new").lower())
+        else:
+            present.add(line.sender.lower())
         metadata: dict[str, object] = {"line": line.number}
         if line.action:
             metadata["action"] = True
@@ -299,6 +427,8 @@ def _read_file(path: Path, result: ReadResult) -> None:
     # Only channels have joins; a query (private) log is two people and no events.
     group = channel.startswith(("#", "&")) or len(speakers) > 2 or joins
     metadata = {"date": date_basis, "timezone": "unknown (log times read as UTC)", "channel": channel}
+    if twelve:
+        metadata["clock"] = "12-hour without AM/PM (read from 12:xx AM, each step back is the next half-day)"
     if rollovers:
         metadata["midnights_inferred"] = rollovers
     result.conversations.append(Conversation(ref, channel, "group" if group else "direct", NAME, metadata))
@@ -306,7 +436,8 @@ def _read_file(path: Path, result: ReadResult) -> None:
 
 def read(path: Path) -> ReadResult:
     result = ReadResult(format=NAME)
-    for file in files_to_read(path, detect, "IRC", result.skipped, recursive=True):
+    files = files_to_read(path, detect, "IRC", result.skipped, recursive=True)
+    for file in confined(path, files, result.skipped):
         _read_file(file, result)
     result.messages.sort(key=lambda message: message.sent_at)
     return result

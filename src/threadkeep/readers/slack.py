@@ -1,6 +1,9 @@
 """Slack workspace export: `users.json`, `channels.json` and one folder per channel of `YYYY-MM-DD.json` days.
 
-The reader takes the export root (or one channel folder, or one day file). Day files
+The reader takes the export root (or one channel folder, or one day file), and reads
+nothing outside what it was given: a channel folder or day file alone is read
+without the root's `users.json` / `channels.json` (ids stand in for names and the
+folder name for the channel id), and symlinks leading out are not followed. Day files
 are cut at midnight in the exporting workspace's time zone, so the file name is
 never trusted for time: `ts` (epoch seconds, UTC) is. Thread replies can sit in a
 later day's file than their parent, so threads are linked only after every day
@@ -14,8 +17,13 @@ Decisions:
   itself; replies also get `reply_to` = the parent's message id. When the parent
   is not in the export the link is kept (ids are stable) and flagged with
   `metadata["reply_to_missing"] = True`.
-- bot posts (`subtype: bot_message`, or a `bot_id` without a `user`) and every
-  channel event subtype (joins, topic, pins...) become system lines.
+- bot posts (`subtype: bot_message`, or any message with a `bot_id` or
+  `bot_profile`, which apps' posts carry next to their bot user's `user`) and
+  every channel event subtype (joins, topic, pins...) become system lines; bot
+  posts are marked `metadata["bot"] = True`.
+- a `file_comment` (exports before 2019) is its commenter talking: the author is
+  `comment.user` and the text `comment.comment`; the file commented on is named
+  in `metadata["commented_file"]`.
 """
 
 from __future__ import annotations
@@ -27,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from threadkeep.model import Conversation, Message, ReadResult, Skip
-from threadkeep.readers._io import json_array_items, load_json, read_text_or_skip, skip_space
+from threadkeep.readers._io import inside, json_array_items, load_json, read_text_or_skip, skip_space
 
 NAME = "slack"
 
@@ -105,6 +113,9 @@ def _user_name(raw: dict[str, Any]) -> str:
 
 def _load_list(path: Path, skipped: list[Skip]) -> list[dict[str, Any]]:
     if not path.is_file():
+        return []
+    if not inside(path.parent, path):
+        skipped.append(Skip(str(path), None, "symlink to outside the export; not followed"))
         return []
     data, problems = load_json(path)
     skipped.extend(problems)
@@ -244,8 +255,19 @@ def _parse_message(
     if not isinstance(text, str):
         raise ValueError(f"text is {type(text).__name__}, expected a string")
     user = raw.get("user") if isinstance(raw.get("user"), str) and raw.get("user") else ""
+    comment = raw.get("comment") if isinstance(raw.get("comment"), dict) else {}
+    commented_file = ""
+    if subtype == "file_comment" and comment:
+        if isinstance(comment.get("user"), str) and comment["user"]:
+            user = comment["user"]
+        if isinstance(comment.get("comment"), str):
+            text = comment["comment"]
+        commented = raw.get("file") if isinstance(raw.get("file"), dict) else {}
+        commented_file = next(
+            (commented[key] for key in ("name", "title") if isinstance(commented.get(key), str) and commented[key]), ""
+        )
     bot_id = raw.get("bot_id") if isinstance(raw.get("bot_id"), str) else ""
-    is_bot = subtype == "bot_message" or (bool(bot_id) and not user)
+    is_bot = subtype == "bot_message" or bool(bot_id) or isinstance(raw.get("bot_profile"), dict)
     system = is_bot or (subtype is not None and subtype not in MEMBER_SUBTYPES | RECALLED_SUBTYPES)
     sender = user or bot_id or (raw.get("username") if isinstance(raw.get("username"), str) else "")
     if not sender:
@@ -273,7 +295,10 @@ def _parse_message(
         body = "\n".join(
             item["fallback"] for item in attachments if isinstance(item, dict) and isinstance(item.get("fallback"), str)
         )
-    kind, placeholders = _files(raw.get("files"), where, skipped, file, line)
+    files = raw.get("files")
+    if files is None and subtype == "file_share" and isinstance(raw.get("file"), dict):
+        files = [raw["file"]]  # exports before 2019 held one `file`
+    kind, placeholders = _files(files, where, skipped, file, line)
     if placeholders:
         body = "\n".join([*placeholders, body]) if body else "\n".join(placeholders)
     edited = raw.get("edited")
@@ -299,6 +324,10 @@ def _parse_message(
     metadata: dict[str, Any] = {"ts": ts}
     if subtype:
         metadata["subtype"] = subtype
+    if is_bot:
+        metadata["bot"] = True
+    if commented_file:
+        metadata["commented_file"] = commented_file
     if not system and raw.get("reactions"):
         metadata["reactions"] = raw["reactions"]
     return Message(
@@ -389,25 +418,35 @@ def read(path: Path) -> ReadResult:
     result = ReadResult(format=NAME)
     if path.is_file():
         folders = [path.parent]
-        root = path.parent.parent
         only_file: Path | None = path
+        root: Path | None = None
     elif _is_root(path):
         root = path
-        folders = sorted(child for child in path.iterdir() if child.is_dir() and _is_day_folder(child))
+        folders = []
+        for child in sorted(path.iterdir()):
+            if not (child.is_dir() and _is_day_folder(child)):
+                continue
+            if inside(path, child):
+                folders.append(child)
+            else:
+                result.skipped.append(Skip(str(child), None, "symlink to outside the export; not followed"))
         only_file = None
     else:
-        root = path.parent
+        root = None
         folders = [path] if path.is_dir() and _is_day_folder(path) else []
         only_file = None
-    has_root = any((root / name).is_file() for name in ROOT_FILES)
-    workspace = _load_workspace(root, result.skipped) if has_root else _Workspace({}, {}, {})
+    # Only the export root's own lists name users and channels: never look above the path given.
+    workspace = _load_workspace(root, result.skipped) if root is not None else _Workspace({}, {}, {})
     for folder in folders:
         channel = workspace.channels.get(folder.name) or _Channel(folder.name, folder.name, "group", "", {})
-        days = (
-            [only_file]
-            if only_file
-            else sorted(child for child in folder.iterdir() if child.is_file() and DAY_FILE.match(child.name))
-        )
+        days = [only_file] if only_file else []
+        for child in [] if only_file else sorted(folder.iterdir()):
+            if not (child.is_file() and DAY_FILE.match(child.name)):
+                continue
+            if inside(path, child):
+                days.append(child)
+            else:
+                result.skipped.append(Skip(str(child), None, "symlink to outside the export; not followed"))
         messages: list[Message] = []
         seen: set[str] = set()
         for day in days:

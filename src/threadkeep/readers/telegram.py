@@ -3,7 +3,12 @@
 Decisions:
 - conversation ref = the chat id; message id = `<chat id>:<message id>`
   (Telegram numbers messages per chat). Sender ref = `from_id` ("user123",
-  "channel456"), which `mention_name` entities resolve to as well.
+  "channel456"), which `mention_name` entities resolve to as well. Exports made
+  before Telegram Desktop 2.x wrote `from_id` / `actor_id` as a bare user number
+  (read as "user123") and wrote no sender at all on channel posts (read as the
+  channel, "channel<chat id>", with the post's `author` signature kept in
+  metadata). A message with a `from` name and no id at all is read under that
+  name (`metadata["sender_id_missing"] = True`), not dropped.
 - Time comes from `date_unixtime` (UTC). `date` is the exporting machine's wall
   clock without an offset; when it is the only time, it is read as UTC and the
   message is flagged `metadata["time_zone_unknown"] = True`.
@@ -27,7 +32,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from threadkeep.model import Conversation, Message, ReadResult, Skip
-from threadkeep.readers._io import json_array_items, read_text_or_skip
+from threadkeep.readers._io import confined, json_array_items, read_text_or_skip, too_deep
 
 NAME = "telegram"
 
@@ -44,6 +49,7 @@ CHAT_TYPES = frozenset(
     }
 )
 DIRECT_TYPES = frozenset({"personal_chat", "bot_chat", "saved_messages"})
+CHANNEL_TYPES = frozenset({"private_channel", "public_channel"})
 MEDIA_KINDS = {
     "voice_message": "voice",
     "video_file": "video",
@@ -92,11 +98,13 @@ def _load(path: Path, skipped: list[Skip]) -> Any:
         skipped.append(Skip(file, None, "file is empty"))
         return None
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as error:
-        return _salvage(text, file, error, skipped)
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as error:
+            return _salvage(text, file, error, skipped)
     except RecursionError:
-        skipped.append(Skip(file, None, "JSON nested too deeply"))
+        # Also from the salvage parse, which runs a few frames deeper than the first.
+        skipped.append(too_deep(text, file))
         return None
 
 
@@ -278,6 +286,31 @@ def _chat(raw: dict[str, Any]) -> _Chat:
     return _Chat(ref, conversation)
 
 
+def _peer_ref(value: Any) -> str:
+    """A sender id as current exports write it ("user123"); old exports wrote the bare user number."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"user{value}"
+    return _string(value).strip()
+
+
+def _sender(raw: dict[str, Any], chat: _Chat, metadata: dict[str, Any]) -> tuple[str, str]:
+    """(sender ref, display name) from whichever identity fields the export wrote."""
+    name = _string(raw.get("from")).strip()
+    ref = _peer_ref(raw.get("from_id"))
+    if ref:
+        return ref, name
+    if name:
+        metadata["sender_id_missing"] = True
+        return name, name
+    if chat.conversation.metadata.get("chat_type") in CHANNEL_TYPES:
+        # Old exports left channel posts without a sender: the channel itself posted them.
+        author = _string(raw.get("author")).strip()
+        if author:
+            metadata["author"] = author
+        return f"channel{chat.ref}", chat.conversation.title
+    raise ValueError("no sender (from_id and from are missing)")
+
+
 def _parse_message(raw: Any, chat: _Chat, notes: list[str]) -> Message:
     if not isinstance(raw, dict):
         raise ValueError(f"expected an object, got {type(raw).__name__}")
@@ -287,20 +320,17 @@ def _parse_message(raw: Any, chat: _Chat, notes: list[str]) -> Message:
     sent_at, exact = _time(raw, "date_unixtime", "date")
     service = raw.get("type") == "service"
     text, mentions, usernames = _render(raw.get("text"), notes)
+    metadata: dict[str, Any] = {"message_id": number}
     if service:
-        sender = _string(raw.get("actor_id")) or "system"
+        sender = _peer_ref(raw.get("actor_id")) or "system"
         sender_name = _string(raw.get("actor"))
         text = _service_text(raw, text)
         kind = "system"
     else:
-        sender = _string(raw.get("from_id"))
-        if not sender:
-            raise ValueError("from_id is missing")
-        sender_name = _string(raw.get("from"))
+        sender, sender_name = _sender(raw, chat, metadata)
         kind, placeholder = _media(raw)
         lines = [line for line in (placeholder, *_extras(raw), text) if line]
         text = "\n".join(lines)
-    metadata: dict[str, Any] = {"message_id": number}
     if not exact:
         metadata["time_zone_unknown"] = True
     if usernames:
@@ -314,6 +344,9 @@ def _parse_message(raw: Any, chat: _Chat, notes: list[str]) -> Message:
             edited_at, _ = _time(raw, "edited_unixtime", "edited")
         except ValueError as error:
             notes.append(f"edit time: {error}; left out")
+        if edited_at is not None and edited_at < sent_at:
+            # Old exports wrote the epoch ("1970-01-01T03:00:00") on every message never edited.
+            edited_at = None
     reply = raw.get("reply_to_message_id")
     reply_to = None
     if isinstance(reply, int | str) and not isinstance(reply, bool) and reply != "":
@@ -353,6 +386,8 @@ def read(path: Path) -> ReadResult:
     file = str(file_path)
     if not file_path.is_file():
         result.skipped.append(Skip(file, None, "no such file (a Telegram export has result.json)"))
+        return result
+    if not confined(path, [file_path], result.skipped):
         return result
     data = _load(file_path, result.skipped)
     if data is None:

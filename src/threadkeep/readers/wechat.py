@@ -1,5 +1,6 @@
-"""WeChat desktop copy-paste text: a header line `name 2023/12/31 21:05` (or `2023-12-31 21:05:33`), then the
-message's lines until the next header.
+"""WeChat desktop copy-paste text: a header line `name 2023/12/31 21:05` (or `2023-12-31 21:05:33`, or on a
+12-hour clock `name 2023/09/16 2:51 PM` / `name 2023/09/16 下午2:51`), then the message's lines until the next
+header.
 
 Decisions:
 - Times are the desktop's wall clock with no zone. WeChat is overwhelmingly used
@@ -26,17 +27,19 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from threadkeep.model import Conversation, Message, ReadResult, Skip
-from threadkeep.readers._io import files_to_read, head_lines, read_text_or_skip
+from threadkeep.readers._io import confined, files_to_read, head_lines, read_text_or_skip
 
 NAME = "wechat"
 
 CHINA = timezone(timedelta(hours=8), "Asia/Shanghai")
 TIMEZONE_NOTE = "Asia/Shanghai (+08:00) assumed"
-HEADER = re.compile(
-    r"^(?P<name>\S.*?)[ \t\u3000]+"
-    r"(?P<date>\d{4}[/-]\d{1,2}[/-]\d{1,2}|\d{4}年\d{1,2}月\d{1,2}日)[ \t\u3000]+"
-    r"(?P<time>\d{1,2}:\d{2}(?::\d{2})?)[ \t]*$"
-)
+DATE = re.compile(r"(\d{4})[/-](\d{1,2})[/-](\d{1,2})|(\d{4})年(\d{1,2})月(\d{1,2})日")
+TIME = re.compile(r"(?P<pre>上午|下午)?(?P<hour>\d{1,2}):(?P<minute>\d{2})(?::(?P<second>\d{2}))?")
+MERIDIEMS = {"am": "am", "a.m.": "am", "上午": "am", "pm": "pm", "p.m.": "pm", "下午": "pm"}
+# Nicknames are short; a longer line is a message, and a cap keeps header parsing linear.
+MAX_HEADER_CHARS = 200
+# Event lines are short too; the cap bounds the event pattern's lazy runs on long message lines.
+MAX_SYSTEM_CHARS = 600
 MEDIA = {
     "图片": "image",
     "动画表情": "image",
@@ -75,10 +78,44 @@ class _Block:
     lines: list[str] = field(default_factory=list)
 
 
-def _moment(date: str, time: str) -> datetime:
-    year, month, day = (int(part) for part in re.split(r"[/\-年月日]", date) if part)
-    pieces = [int(piece) for piece in time.split(":")]
-    return datetime(year, month, day, pieces[0], pieces[1], pieces[2] if len(pieces) > 2 else 0, tzinfo=CHINA)
+@dataclass(frozen=True, slots=True)
+class _Header:
+    name: str
+    moment: datetime
+
+
+def _header(line: str) -> _Header | None:
+    """`name date time` with an optional AM/PM after the time or 上午/下午 before it; None if not a header.
+
+    Raises ValueError for a header-shaped line whose date or time does not exist.
+    """
+    if len(line) > MAX_HEADER_CHARS:
+        return None
+    parts = line.split()
+    meridiem = ""
+    if len(parts) >= 4 and parts[-1].lower() in MERIDIEMS:
+        meridiem = MERIDIEMS[parts.pop().lower()]
+    elif len(parts) >= 4 and parts[-2] in MERIDIEMS:
+        meridiem = MERIDIEMS[parts.pop(-2)]
+    if len(parts) < 3:
+        return None
+    date = DATE.fullmatch(parts[-2])
+    clock = TIME.fullmatch(parts[-1])
+    if date is None or clock is None:
+        return None
+    if clock.group("pre"):
+        if meridiem:
+            return None
+        meridiem = MERIDIEMS[clock.group("pre")]
+    name = line[: line.rindex(parts[-2])].strip()
+    year, month, day = (int(part) for part in date.groups() if part)
+    hour, minute = int(clock.group("hour")), int(clock.group("minute"))
+    second = int(clock.group("second") or 0)
+    if meridiem:
+        if not 1 <= hour <= 12:
+            raise ValueError(f"hour {hour} on a 12-hour clock")
+        hour = hour % 12 + (12 if meridiem == "pm" else 0)
+    return _Header(name, datetime(year, month, day, hour, minute, second, tzinfo=CHINA))
 
 
 def _head_lines(path: Path) -> list[str]:
@@ -90,7 +127,12 @@ def detect(path: Path) -> bool:
         return False
     lines = _head_lines(path)
     # The first line of a paste is always a speaker header; nothing else ends a line with a date and time.
-    return bool(lines) and HEADER.match(lines[0]) is not None
+    if not lines:
+        return False
+    try:
+        return _header(lines[0]) is not None
+    except ValueError:
+        return True  # header-shaped, with an impossible date: read it and report the line
 
 
 def _message_id(conversation: str, moment: datetime, sender: str, text: str, seen: dict[str, int]) -> str:
@@ -111,16 +153,15 @@ def _blocks(text: str, file: str, result: ReadResult) -> list[_Block]:
     for number, raw_line in enumerate(text.splitlines(), start=1):
         line = raw_line.rstrip("\r").lstrip("\ufeff")
         stripped = line.strip()
-        header = HEADER.match(stripped)
+        try:
+            header = _header(stripped)
+        except ValueError as error:
+            reason = f"bad date/time in header ({error}); lines up to the next header are left out"
+            result.skipped.append(Skip(file, number, reason))
+            current = _Block(number, "", datetime.min.replace(tzinfo=CHINA))
+            continue
         if header:
-            try:
-                moment = _moment(header.group("date"), header.group("time"))
-            except ValueError as error:
-                reason = f"bad date/time in header ({error}); lines up to the next header are left out"
-                result.skipped.append(Skip(file, number, reason))
-                current = _Block(number, "", datetime.min.replace(tzinfo=CHINA))
-                continue
-            current = _Block(number, header.group("name").strip(), moment)
+            current = _Block(number, header.name, header.moment)
             blocks.append(current)
             continue
         if current is None:
@@ -131,7 +172,7 @@ def _blocks(text: str, file: str, result: ReadResult) -> list[_Block]:
             if stripped:
                 result.skipped.append(Skip(file, number, "line of a message whose header could not be read"))
             continue
-        if SYSTEM_LINE.match(stripped):
+        if len(stripped) <= MAX_SYSTEM_CHARS and SYSTEM_LINE.match(stripped):
             blocks.append(_Block(number, "system", current.moment, [stripped]))
             continue
         current.lines.append(line)
@@ -150,14 +191,13 @@ def _media(text: str) -> tuple[str, str]:
 
 def _mentions(text: str, names: list[str]) -> tuple[str, tuple[str, ...]]:
     found: list[str] = []
-    start = text.find("@")
-    while start != -1:
-        after = text[start + 1 :]
-        for name in names:
-            if after.startswith(name) and name not in found:
+    if "@" in text and names:
+        # One alternation, longest names first: the regex engine tries them at each "@" in C, not Python.
+        pattern = re.compile("@(?:" + "|".join(re.escape(name) for name in names) + ")")
+        for match in pattern.finditer(text):
+            name = match.group()[1:]
+            if name not in found:
                 found.append(name)
-                break
-        start = text.find("@", start + 1)
     return text.replace(MENTION_SPACE, " "), tuple(found)
 
 
@@ -215,7 +255,7 @@ def _read_file(path: Path, result: ReadResult) -> None:
 
 def read(path: Path) -> ReadResult:
     result = ReadResult(format=NAME)
-    for file in files_to_read(path, detect, "WeChat", result.skipped):
+    for file in confined(path, files_to_read(path, detect, "WeChat", result.skipped), result.skipped):
         _read_file(file, result)
     result.messages.sort(key=lambda message: message.sent_at)
     return result

@@ -5,18 +5,24 @@ Android: `31/12/2023, 21:05 - Name: text`, `12/31/23, 9:05 PM - Name: text`,
 that do not start with a date continue the previous message.
 
 Decisions:
-- Day/month order is settled once per file: a first field above 12 makes it the
-  day; else a second field above 12 makes it the month; else a first field that
-  goes down between consecutive dates of one year is the day (months only go up);
-  else it is assumed: month first for 12-hour clocks (US phones), day first
-  otherwise (most of the world). Conversation metadata says which and why.
+- Each line is read on its own: one file can hold exports from several phones
+  pasted together (brackets or dashes, 12 or 24 hours, with or without seconds).
+  Day/month order is settled per header style (bracket or dash, date separator,
+  year digits, clock): a first field above 12 makes it the day; else a second
+  field above 12 makes it the month; else a first field that goes down between
+  consecutive dates of one year is the day (months only go up); else it is
+  assumed: month first for 12-hour clocks (US phones), day first otherwise (most
+  of the world). Conversation metadata says which and why, per style when the
+  file has several.
 - Times are the phone's wall clock with no zone. They are stored as if UTC and
   the conversation says `metadata["timezone"] = "unknown (local time read as UTC)"`;
   `read(path)` takes no zone argument, and guessing one from the locale would be
   worse than saying plainly that it is not known.
-- Lines with no `Name:` (encryption notice, joins, subject changes), and iOS lines
+- Lines with no `Name:` (encryption notice, joins, subject changes), iOS lines
   whose text starts with U+200E (how iOS marks events, which it files under the
-  chat's name) become system lines with sender "system".
+  chat's name), and the end-to-end encryption notice even without that mark
+  (older iOS exports, or files whose marks were stripped) become system lines
+  with sender "system".
 - There are no platform ids: sender ref = the name as shown; message id =
   `<conversation>:<time>:<hash of sender and text>` (stable across re-exports);
   conversation ref = `whatsapp:<chat name>` (from the file or folder name, or
@@ -40,7 +46,7 @@ from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 
 from threadkeep.model import Conversation, Message, ReadResult, Skip
-from threadkeep.readers._io import head_lines, read_text_or_skip
+from threadkeep.readers._io import confined, head_lines, read_text_or_skip
 
 NAME = "whatsapp"
 
@@ -90,12 +96,27 @@ DELETED = re.compile(
     r"^(?:This message was deleted|You deleted this message|Diese Nachricht wurde gelöscht|"
     r"Du hast diese Nachricht gelöscht|Se eliminó este mensaje|Eliminaste este mensaje|"
     r"Ce message a été supprimé|Vous avez supprimé ce message|Questo messaggio è stato eliminato|"
-    r"Hai eliminato questo messaggio|Essa mensagem foi apagada|Você apagou esta mensagem)\.?$",
+    r"Hai eliminato questo messaggio|Essa mensagem foi apagada|Esta mensagem foi apagada|Você apagou esta mensagem|"
+    r"Sie haben diese Nachricht gelöscht|Este mensaje fue eliminado|Has eliminado este mensaje|"
+    r"Dit bericht is verwijderd|U hebt dit bericht verwijderd)\.?$",
     re.IGNORECASE,
 )
-EDITED = re.compile(
-    r"[\s\u200e]*<(?:This message was edited|Diese Nachricht wurde bearbeitet|Se editó este mensaje|"
-    r"Ce message a été modifié)>$",
+# The trailing marker an edited message carries, compared whole (a search pattern would backtrack on long lines).
+EDITED_MARKERS = frozenset(
+    {
+        "this message was edited",
+        "diese nachricht wurde bearbeitet",
+        "se editó este mensaje",
+        "ce message a été modifié",
+    }
+)
+ENCRYPTION_NOTICE = re.compile(
+    r"^(?:Messages and calls are end-to-end encrypted|Messages to this (?:group|chat) are now secured with "
+    r"end-to-end encryption|Messages you send to this (?:group|chat) and calls are now secured with end-to-end "
+    r"encryption|Nachrichten und Anrufe sind Ende-zu-Ende-verschlüsselt|Los mensajes y las llamadas están cifrados "
+    r"de extremo a extremo|Les messages et les appels sont chiffrés de bout en bout|I messaggi e le chiamate sono "
+    r"crittografati end-to-end|As mensagens e as chamadas são protegidas com a criptografia de ponta a ponta|"
+    r"Berichten en oproepen worden end-to-end versleuteld)",
     re.IGNORECASE,
 )
 OMITTED_KINDS = {
@@ -119,11 +140,21 @@ class _Raw:
     time: str
     ampm: str
     rest: str
+    style: str  # the header's shape, e.g. "[d/d/yyyy, d:d:d]": the unit day/month order is settled for
     continuation: list[str] = field(default_factory=list)
 
 
 def _clean(line: str) -> str:
     return line.lstrip(MARKS)
+
+
+def _style(found: re.Match[str]) -> str:
+    """The header's shape with digits masked: exports of one phone share it, another phone's differ."""
+    last = found.group("date").rsplit(found.group("sep"), 1)[-1].strip()
+    date = re.sub(r"\d+", "d", found.group("date"))[:-1] + "y" * len(last)  # 2- or 4-digit years: other locales
+    clock = re.sub(r"\d+", "d", found.group("time"))
+    meridiem = " AM/PM" if found.group("ampm") or found.group("pre") else ""
+    return f"[{date}, {clock}{meridiem}]" if found.re is IOS_LINE else f"{date}, {clock}{meridiem} -"
 
 
 def _match(line: str) -> re.Match[str] | None:
@@ -179,7 +210,7 @@ def _date_parts(date: str) -> list[int]:
 
 
 def _date_order(raws: list[_Raw]) -> tuple[str, str]:
-    """("DMY" | "MDY" | "YMD", why) for the whole file."""
+    """("DMY" | "MDY" | "YMD", why) for lines of one header style."""
     dates = [_date_parts(raw.date) for raw in raws]
     if dates and all(len(str(parts[0])) == 4 or parts[0] > 31 for parts in dates):
         return "YMD", "year first"
@@ -195,6 +226,14 @@ def _date_order(raws: list[_Raw]) -> tuple[str, str]:
     if any(raw.ampm for raw in raws):
         return "MDY", "assumed: 12-hour clock, as on US-locale phones"
     return "DMY", "assumed: day first, as in most locales"
+
+
+def _date_orders(raws: list[_Raw]) -> dict[str, tuple[str, str]]:
+    """Style -> (order, why), each style judged on its own lines."""
+    by_style: dict[str, list[_Raw]] = {}
+    for raw in raws:
+        by_style.setdefault(raw.style, []).append(raw)
+    return {style: _date_order(group) for style, group in by_style.items()}
 
 
 def _moment(raw: _Raw, order: str) -> datetime:
@@ -301,6 +340,7 @@ def _parse_lines(text: str, file: str, skipped: list[Skip]) -> list[_Raw]:
                     found.group("time"),
                     found.group("ampm") or found.group("pre") or "",
                     found.group("rest"),
+                    _style(found),
                 )
             )
         elif raws:
@@ -318,7 +358,7 @@ def _title(path: Path, raws: list[_Raw]) -> str:
         # iOS files its first event (the encryption notice) under the chat's own name.
         first = raws[0].rest
         name, colon, body = first.partition(": ")
-        if colon and body.startswith("\u200e") and len(name) <= NAME_LIMIT:
+        if colon and (body.startswith("\u200e") or ENCRYPTION_NOTICE.match(body)) and len(name) <= NAME_LIMIT:
             return name.strip(MARKS + " ")
     return path.stem if path.stem != "_chat" else path.parent.name or "chat"
 
@@ -334,6 +374,17 @@ class _Draft:
     edited: bool = False
 
 
+def _without_edited_marker(body: str) -> tuple[str, bool]:
+    """The text without a trailing `<This message was edited>` (and the marks before it), and whether it had one."""
+    trimmed = body.rstrip()
+    if not trimmed.endswith(">"):
+        return body, False
+    opening = trimmed.rfind("<")
+    if opening == -1 or trimmed[opening + 1 : -1].strip().lower() not in EDITED_MARKERS:
+        return body, False
+    return trimmed[:opening].rstrip(" \t\u200e"), True
+
+
 def _draft(raw: _Raw, moment: datetime) -> _Draft:
     body = "\n".join([raw.rest, *raw.continuation])
     spoken = _split(raw.rest)
@@ -342,31 +393,27 @@ def _draft(raw: _Raw, moment: datetime) -> _Draft:
     sender, first = spoken
     body = "\n".join([first, *raw.continuation]).strip("\n") if raw.continuation else first
     kind, body = _media(body)
-    cleaned = _clean(body).strip()
+    cleaned = _clean(body).strip().strip(MARKS).strip()
     recalled = bool(DELETED.match(cleaned))
-    if body.startswith("\u200e") and not kind and not recalled:
+    if (body.startswith("\u200e") or ENCRYPTION_NOTICE.match(cleaned)) and not kind and not recalled:
         return _Draft(raw.line, moment, "system", cleaned, "system")
-    edited = EDITED.search(body)
-    if edited:
-        body = body[: edited.start()]
-    return _Draft(
-        raw.line, moment, sender, cleaned if recalled or kind else body, kind or "text", recalled, edited is not None
-    )
+    body, edited = _without_edited_marker(body)
+    return _Draft(raw.line, moment, sender, cleaned if recalled or kind else body, kind or "text", recalled, edited)
 
 
 def _mentions(text: str, names: list[str]) -> tuple[str, tuple[str, ...]]:
     """`@Name` (newer exports wrap it in U+2068/U+2069) -> sender refs; the isolates are dropped from the text."""
     found: list[str] = []
     text = MENTION_ISOLATED.sub(lambda match: "@" + match.group(1), text)
-    lowered = text.lower()
-    start = lowered.find("@")
-    while start != -1:
-        after = lowered[start + 1 :]
-        for name in names:
-            if after.startswith(name.lower()) and name not in found:
-                found.append(name)
-                break
-        start = lowered.find("@", start + 1)
+    if "@" not in text or not names:
+        return text, ()
+    # One alternation, longest names first: the regex engine tries them at each "@" in C, not Python.
+    pattern = re.compile("@(?:" + "|".join(re.escape(name) for name in names) + ")", re.IGNORECASE)
+    by_lower = {name.lower(): name for name in names}
+    for match in pattern.finditer(text):
+        name = by_lower.get(match.group()[1:].lower())
+        if name is not None and name not in found:
+            found.append(name)
     return text, tuple(found)
 
 
@@ -382,13 +429,13 @@ def _read_file(path: Path, result: ReadResult) -> None:
     if not raws:
         result.skipped.append(Skip(file, None, "no dated WhatsApp lines found"))
         return
-    order, basis = _date_order(raws)
+    orders = _date_orders(raws)
     title = _title(path, raws)
     ref = f"whatsapp:{title}"
     drafts: list[_Draft] = []
     for raw in raws:
         try:
-            moment = _moment(raw, order)
+            moment = _moment(raw, orders[raw.style][0])
         except ValueError as error:
             lost = f" and its {len(raw.continuation)} continuation lines" if raw.continuation else ""
             result.skipped.append(Skip(file, raw.line, f"bad date/time {raw.date} {raw.time} ({error}){lost}"))
@@ -417,14 +464,20 @@ def _read_file(path: Path, result: ReadResult) -> None:
                 metadata=metadata,
             )
         )
-    metadata = {"timezone": TIMEZONE_NOTE, "date_order": order, "date_order_basis": basis, "file": path.name}
+    metadata: dict[str, object] = {"timezone": TIMEZONE_NOTE, "file": path.name}
+    if len(orders) == 1:
+        ((order, basis),) = orders.values()
+        metadata.update(date_order=order, date_order_basis=basis)
+    else:
+        metadata["date_order"] = "per header style"
+        metadata["date_orders"] = {style: f"{order} ({basis})" for style, (order, basis) in orders.items()}
     kind = "group" if len(senders) > 2 else "direct"
     result.conversations.append(Conversation(ref, title, kind, NAME, metadata))
 
 
 def read(path: Path) -> ReadResult:
     result = ReadResult(format=NAME)
-    files = [path] if path.is_file() else _chat_files(path) if path.is_dir() else []
+    files = [path] if path.is_file() else confined(path, _chat_files(path), result.skipped) if path.is_dir() else []
     if not files:
         result.skipped.append(Skip(str(path), None, "no WhatsApp chat .txt files found"))
     for file in files:

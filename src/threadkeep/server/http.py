@@ -8,7 +8,8 @@ and refuses any other address without a token; with a token every /api call
 needs `Authorization: Bearer <token>`; without one only loopback Host names are
 served (against DNS rebinding); POSTs must be JSON (against cross-site forms);
 bodies, queries and k are bounded; every error is `{"error": "..."}`; ingest
-reads only inside the configured folders.
+reads only inside the configured folders, in a worker process (searches answer
+meanwhile), and no response names a server path (see `service`).
 """
 
 from __future__ import annotations
@@ -232,7 +233,8 @@ def create_app(service: Service, token: str | None = None) -> FastAPI:
 
     @app.exception_handler(Exception)
     async def crash(request: Any, error: Exception) -> JSONResponse:
-        return error_response(500, f"internal error: {type(error).__name__}: {error}")
+        # The details (which may name server files) go to the server log, where Starlette re-raises it.
+        return error_response(500, f"internal error ({type(error).__name__}); the server log has the details")
 
     pages = {path: (_static(name), media_type) for path, (name, media_type) in STATIC_FILES.items()}
     for path, (content, media_type) in pages.items():
@@ -248,8 +250,12 @@ def create_app(service: Service, token: str | None = None) -> FastAPI:
         k: Annotated[int, Query(ge=1, le=MAX_K)] = DEFAULT_SEARCH_K,
         conversation: Ref = None,
         source_type: Literal["chat", "document"] | None = None,
+        per_source: Annotated[
+            int | None,
+            Query(ge=1, le=MAX_K, description="Up to this many document sections and chat threads, interleaved."),
+        ] = None,
     ) -> dict[str, Any]:
-        return service.search(query, k, conversation, source_type)
+        return service.search(query, k, conversation, source_type, per_source)
 
     @app.get("/api/ask", summary="A grouped, cited answer (or an honest no_answer)")
     def ask_get(

@@ -33,9 +33,11 @@ INSTRUCTIONS = """\
 threadkeep is a knowledge base built from chat exports (group chats, support groups, assistant \
 conversations) and documents. Use `ask` for a question a person would ask ("how do I fix X"): it \
 returns a cited answer, with documents and chat discussions in separate groups, each with its date \
-and a label saying how sure it is. Relay those labels and dates as given, and say so when the \
-answer is `no_answer`. Use `search` to browse raw passages, `get_thread` to read a whole \
-discussion behind a chat citation, and the list tools to see what the knowledge base holds."""
+and a label saying how sure it is. Relay those labels and dates as given. When the answer is \
+`no_answer`, say so and give its `reason`; its `nearest` passages are labelled "Not an answer": you may \
+mention them as related material, never as the answer. Use `search` to browse raw passages, \
+`get_thread` to read a whole discussion behind a chat citation, and the list tools to see what the \
+knowledge base holds."""
 
 Query = Annotated[str, Field(description="What to look for, in any language.", max_length=MAX_QUERY_CHARS)]
 Conversation = Annotated[
@@ -51,6 +53,11 @@ def _call(operation: Callable[[], dict]) -> dict:
         raise ToolError(error.message) from error
 
 
+def without_rendering(answer: dict) -> dict:
+    """The answer without `text`, its plain-text rendering: the citations already carry every excerpt once."""
+    return {key: value for key, value in answer.items() if key != "text"}
+
+
 def build_server(service: Service) -> MCPServer:
     server = MCPServer(name="threadkeep", instructions=INSTRUCTIONS)
     read_only = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
@@ -61,7 +68,9 @@ def build_server(service: Service) -> MCPServer:
             "Search the knowledge base for raw passages (document sections and chat threads), best first. "
             "Use it to browse or to find material on a topic; to answer a question, prefer `ask`, which "
             "decides whether there is an answer and labels its sources. Each hit has a chunk_id (pass it to "
-            "get_thread for a chat hit's full discussion), source_type, title, date and text."
+            "get_thread for a chat hit's full discussion), source_type, title, date and text. Give per_source "
+            "to get up to that many document sections and chat threads each, interleaved, so neither source "
+            "crowds the other out."
         ),
     )
     def search(
@@ -71,20 +80,28 @@ def build_server(service: Service) -> MCPServer:
         source_type: Annotated[
             Literal["chat", "document"] | None, Field(description="Only chat threads or only documents.")
         ] = None,
+        per_source: Annotated[
+            int | None,
+            Field(ge=1, le=MAX_K, description="Up to this many documents and chat threads each, interleaved."),
+        ] = None,
     ) -> dict[str, Any]:
-        return _call(lambda: service.search(query, k, conversation, source_type))
+        return _call(lambda: service.search(query, k, conversation, source_type, per_source))
 
     @server.tool(
         annotations=read_only,
         description=(
             "Answer a question from the knowledge base. Use it first for any question a user asks about "
             "what the documents or chats say (how to fix an error, what was decided, how something works). "
-            "The answer is computed by the server: `status` is `answered` or `no_answer` (the server found "
-            "nothing close enough: say so, do not guess), and `groups` holds `documents` and `chat` "
-            "citations, each with a date, a label (e.g. resolved / unconfirmed / no conclusion), an excerpt "
-            "and notes such as media that was not read. Relay the refusal, the labels, dates and notes as "
-            "given, keep documents and chat apart, and cite them; do not upgrade an unconfirmed or open "
-            "thread to a fix. Call get_thread with a chat citation's chunk_id to read the whole discussion."
+            "The answer is computed by the server from the evidence: `status` is `answered` or `no_answer`, "
+            "and `groups` holds `documents` and `chat` citations, each with a date, a label (e.g. resolved / "
+            "unconfirmed / no conclusion), an excerpt and notes such as media that was not read or that a "
+            "passage is what someone other than the person asked about said. Relay the labels, dates and "
+            "notes as given, keep documents and chat apart, and cite them; do not upgrade an unconfirmed or "
+            "open thread to a fix. On `no_answer` tell the user there is no answer and why (`reason`, e.g. "
+            "no message or section mentions the error code); `nearest` then lists the closest passages, "
+            "each labelled 'Not an answer': you may point to them as possibly related, quoting their label, "
+            "but do not answer from them or guess. Call get_thread with a chat citation's chunk_id to read "
+            "the whole discussion."
         ),
     )
     def ask(
@@ -92,7 +109,7 @@ def build_server(service: Service) -> MCPServer:
         k: Annotated[int, Field(ge=1, le=MAX_K, description="How many passages to consider.")] = DEFAULT_ASK_K,
         conversation: Conversation = None,
     ) -> dict[str, Any]:
-        return _call(lambda: service.ask(question, k, conversation))
+        return _call(lambda: without_rendering(service.ask(question, k, conversation)))
 
     @server.tool(
         annotations=read_only,

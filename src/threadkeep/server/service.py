@@ -4,20 +4,33 @@ Every call goes to `threadkeep.api.KnowledgeBase` unchanged; this module only
 checks the input, holds a lock (one store connection and one embedder serve
 every thread), and turns results into JSON-ready dicts. Whether there is an
 answer, what is cited and how it is labelled is computed by the API, never here.
+
+Ingests run in a worker process with its own store connection, never under the
+lock: a slow or stuck ingest (a huge export, a pathological line) cannot hold up
+searches, and the store's own write rules keep concurrent writers safe.
+
+Nothing a client receives names a place on the server: files are shown relative
+to the ingest folder that holds them, the store by its file or database name.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import multiprocessing
 import os
+import re
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from multiprocessing.connection import Connection
 from pathlib import Path
+from typing import Any
 
 from threadkeep.api import KnowledgeBase
 from threadkeep.cli import hit_to_dict
 from threadkeep.embed import Embedder
 from threadkeep.generate import Endpoint, GenerationError
-from threadkeep.readers import UnknownFormatError, format_names
+from threadkeep.ingest import IngestReport
+from threadkeep.readers import format_names
 from threadkeep.store import SearchFilters, StoreError
 
 MAX_QUERY_CHARS = 2_000
@@ -75,10 +88,27 @@ class IngestRoots:
     def describe(self) -> str:
         if not self.roots:
             return "ingest is disabled: no folders are configured"
-        return "allowed folders: " + ", ".join(str(root) for root in self.roots)
+        names = ", ".join(repr(root.name or "/") for root in self.roots)
+        return f"allowed folders: {names} (a relative path is read from {self.roots[0].name or '/'!r})"
 
     def contains(self, path: Path) -> bool:
         return any(path == root or path.is_relative_to(root) for root in self.roots)
+
+    def public(self, path: str | Path) -> str:
+        """A path as a client may see it: relative to the allowed folder holding it, else its name only."""
+        path = Path(path)
+        for root in sorted(self.roots, key=lambda root: len(root.parts), reverse=True):
+            if path == root:
+                return "."
+            if path.is_relative_to(root):
+                return str(path.relative_to(root))
+        return path.name
+
+    def public_text(self, text: str) -> str:
+        """A message with every allowed folder's own path taken out (the deepest first)."""
+        for root in sorted(self.roots, key=lambda root: len(str(root)), reverse=True):
+            text = text.replace(str(root) + os.sep, "").replace(str(root), ".")
+        return text
 
     def check(self, requested: str) -> Path:
         """The resolved path when it lies inside an allowed folder, else `Refused` (or `NotFound`)."""
@@ -131,9 +161,9 @@ def check_ref(value: str | None, name: str) -> str | None:
     return value
 
 
-def check_k(k: int) -> int:
+def check_k(k: int, name: str = "k") -> int:
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
-        raise ServiceError(f"k must be a whole number from 1 to {MAX_K}")
+        raise ServiceError(f"{name} must be a whole number from 1 to {MAX_K}")
     return k
 
 
@@ -145,6 +175,7 @@ class Service:
         self.ingest_roots = ingest_roots or IngestRoots()
         self.endpoint = endpoint
         self._lock = threading.Lock()
+        self._worker = IngestWorker(kb)
 
     @classmethod
     def open(
@@ -157,27 +188,45 @@ class Service:
         return cls(KnowledgeBase.open(db, embedder), ingest_roots, endpoint)
 
     def close(self) -> None:
+        self._worker.close()
         with self._lock:
             self.kb.close()
 
+    def public_text(self, text: str) -> str:
+        """A message as a client may see it: no ingest folder's path, the store by its name only."""
+        store = self.kb.store
+        text = self.ingest_roots.public_text(text.replace(store.address, store.name))
+        return POSTGRES_URL.sub(store.name, text)
+
+    def _errors(self) -> _StoreErrors:
+        return _StoreErrors(self.public_text)
+
     def search(
-        self, query: str, k: int = DEFAULT_SEARCH_K, conversation: str | None = None, source_type: str | None = None
+        self,
+        query: str,
+        k: int = DEFAULT_SEARCH_K,
+        conversation: str | None = None,
+        source_type: str | None = None,
+        per_source: int | None = None,
     ) -> dict:
+        """The best `k` hits; with `per_source`, up to that many document sections and chat threads, interleaved."""
         query = check_text(query, "query")
         k = check_k(k)
+        if per_source is not None:
+            per_source = check_k(per_source, "per_source")
         conversation = check_ref(conversation, "conversation")
         if source_type is not None and source_type not in SOURCE_TYPES:
             raise ServiceError(f"source_type must be one of {', '.join(SOURCE_TYPES)}")
         filters = SearchFilters(conversation=conversation, source_type=source_type)
-        with self._lock, _store_errors():
-            hits = self.kb.search(query, k=k, filters=filters)
+        with self._lock, self._errors():
+            hits = self.kb.search(query, k=k, filters=filters, per_source=per_source)
         return {"query": query, "hits": [hit_to_dict(hit) for hit in hits]}
 
     def ask(self, question: str, k: int = DEFAULT_ASK_K, conversation: str | None = None) -> dict:
         question = check_text(question, "question")
         k = check_k(k)
         filters = SearchFilters(conversation=check_ref(conversation, "conversation"))
-        with self._lock, _store_errors():
+        with self._lock, self._errors():
             try:
                 return self.kb.ask(question, k=k, filters=filters, endpoint=self.endpoint).to_dict()
             except GenerationError as error:
@@ -194,7 +243,7 @@ class Service:
         message_id = check_ref(message_id, "message_id")
         if chunk_id is None and (conversation is None or message_id is None):
             raise ServiceError("give a chunk_id, or a conversation and a message_id")
-        with self._lock, _store_errors():
+        with self._lock, self._errors():
             view = self.kb.thread(chunk_id=chunk_id, conversation=conversation, message_id=message_id)
         if view is None:
             if chunk_id is not None:
@@ -203,37 +252,142 @@ class Service:
         return view.to_dict()
 
     def conversations(self) -> dict:
-        with self._lock, _store_errors():
+        with self._lock, self._errors():
             return {"conversations": self.kb.store.list_conversations()}
 
     def documents(self) -> dict:
-        with self._lock, _store_errors():
-            return {"documents": self.kb.store.list_documents()}
+        with self._lock, self._errors():
+            listed = self.kb.store.list_documents()
+        return {"documents": [{**item, "path": self.ingest_roots.public(item["path"])} for item in listed]}
 
     def stats(self) -> dict:
-        with self._lock, _store_errors():
-            return dict(self.kb.stats())
+        with self._lock, self._errors():
+            return {**self.kb.stats(), "location": self.kb.store.name}
 
     def ingest(self, path: str, format: str | None = None) -> dict:
+        """Ingest in the worker process; searches go on meanwhile. The report names files relative to their folder."""
         if format is not None and format not in (*format_names(), "document"):
             raise ServiceError(f"unknown format {format!r} (known: {', '.join([*format_names(), 'document'])})")
         resolved = self.ingest_roots.check(path)
-        with self._lock, _store_errors():
+        with self._errors():
             try:
-                report = self.kb.ingest(resolved, format=format)
-            except UnknownFormatError as error:
-                raise ServiceError(str(error)) from error
-        return {"path": str(resolved), **report.to_dict()}
+                report = self._worker.ingest(resolved, format)
+            except FileNotFoundError as error:
+                raise NotFound(self.public_text(str(error))) from error
+            except ValueError as error:  # UnknownFormatError, a bad embedder name
+                raise ServiceError(self.public_text(str(error))) from error
+            except OSError as error:
+                raise ServiceError(self.public_text(f"cannot read {path!r}: {error.strerror or error}"), 500) from error
+        report.skipped = [
+            dataclasses.replace(skip, file=self.ingest_roots.public(skip.file), reason=self.public_text(skip.reason))
+            for skip in report.skipped
+        ]
+        return {"path": self.ingest_roots.public(resolved), **report.to_dict()}
 
 
-class _store_errors:
-    """Store failures become a `ServiceError` carrying the store's own message."""
+# A PostgreSQL location as a store error may quote it (without its password): shown by database name instead.
+POSTGRES_URL = re.compile(r"postgres(?:ql)?://[^\s'\"(),;]+")
+
+
+class _StoreErrors:
+    """Store failures become a `ServiceError` carrying the store's own message, made public with `public`."""
+
+    def __init__(self, public: Callable[[str], str]) -> None:
+        self.public = public
 
     def __enter__(self) -> None:
         return None
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: object) -> None:
         if isinstance(error, StoreError):
-            raise ServiceError(f"store error: {error}", 500) from error
+            raise ServiceError(self.public(f"store error: {error}"), 500) from error
         if isinstance(error, FileNotFoundError):
-            raise NotFound(str(error)) from error
+            raise NotFound(self.public(str(error))) from error
+
+
+class IngestWorker:
+    """Ingests in a separate process with its own store connection, one at a time.
+
+    A thread would not do: a reader stuck in a regular expression holds the interpreter lock, and
+    searches with it. The process starts on the first ingest and keeps its embedder loaded. If it
+    dies (killed, out of memory), the ingest fails with a 500 and the next one starts a new process;
+    what it had committed stays, and what it had not is rolled back by the store.
+    """
+
+    def __init__(self, kb: KnowledgeBase) -> None:
+        self.kb = kb
+        self._lock = threading.Lock()
+        self._process: multiprocessing.process.BaseProcess | None = None
+        self._connection: Connection | None = None
+
+    def ingest(self, path: Path, format: str | None) -> IngestReport:
+        with self._lock:
+            connection = self._start()
+            try:
+                connection.send((str(path), format))
+                done, value = connection.recv()
+            except (EOFError, OSError) as error:  # the worker died mid-ingest
+                self._stop()
+                message = f"the ingest stopped unexpectedly ({type(error).__name__}); run it again"
+                raise ServiceError(message, 500) from error
+        if not done:
+            raise value
+        return value
+
+    def _start(self) -> Connection:
+        if self._process is not None and self._process.is_alive() and self._connection is not None:
+            return self._connection
+        self._stop()
+        context = multiprocessing.get_context("spawn")
+        ours, theirs = context.Pipe()
+        self._process = context.Process(
+            target=_ingest_worker,
+            args=(theirs, self.kb.store.address, self.kb.embedder.name),
+            name="threadkeep-ingest",
+            daemon=True,
+        )
+        self._process.start()
+        theirs.close()
+        self._connection = ours
+        return ours
+
+    def _stop(self) -> None:
+        if self._connection is not None:
+            self._connection.close()
+        if self._process is not None:
+            self._process.join(timeout=5)
+            if self._process.is_alive():
+                self._process.kill()
+                self._process.join()
+        self._process = self._connection = None
+
+    def close(self) -> None:
+        """Stop the worker; one busy with an ingest is killed (the store keeps whole conversations only)."""
+        if self._lock.acquire(blocking=False):
+            try:
+                self._stop()
+            finally:
+                self._lock.release()
+        elif self._process is not None:
+            self._process.kill()
+
+
+def _ingest_worker(connection: Connection, location: str, embedder: str) -> None:
+    """The worker process: ingest each (path, format) received, answer (True, report) or (False, error)."""
+    kb: KnowledgeBase | None = None
+    try:
+        while True:
+            try:
+                path, format = connection.recv()
+            except EOFError:  # the server closed its end
+                return
+            outcome: tuple[bool, Any]
+            try:
+                kb = kb or KnowledgeBase.open(location, embedder)
+                outcome = (True, kb.ingest(path, format=format))
+            except (StoreError, OSError, ValueError) as error:  # what ingest raises for bad input or a bad store
+                outcome = (False, error)
+            connection.send(outcome)
+    finally:
+        if kb is not None:
+            kb.close()

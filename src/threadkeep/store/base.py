@@ -92,6 +92,24 @@ class StoreError(RuntimeError):
     """The store cannot do what was asked (wrong model, bad location, constraint...)."""
 
 
+class ConcurrentWriteError(StoreError):
+    """Another writer changed the conversation after it was read: read it again and redo the change."""
+
+
+@dataclass(frozen=True, slots=True)
+class BasedOn:
+    """The stored state a rebuild was computed from: the conversation's content hash when it was
+    read, None when it was not stored yet. A write based on it commits only if it is still current."""
+
+    content_hash: str | None
+
+
+def require_current(ref: str, based_on: BasedOn | None, current_hash: str | None) -> None:
+    """Called inside the write transaction, with the writer lock held: refuse a stale write."""
+    if based_on is not None and based_on.content_hash != current_hash:
+        raise ConcurrentWriteError(f"conversation {ref!r} was changed by another writer since it was read")
+
+
 @dataclass(frozen=True, slots=True)
 class SearchFilters:
     conversation: str | None = None
@@ -107,6 +125,9 @@ class ConversationRecord:
 
 
 class Store(Protocol):
+    address: str  # what `open_store` takes to reach this store again (may hold a password)
+    name: str  # how to name the store to someone who must not learn where it is (file or database name)
+
     def close(self) -> None: ...
 
     def bind_embedder(self, name: str, dim: int) -> None:
@@ -115,6 +136,9 @@ class Store(Protocol):
     def conversation_record(self, ref: str) -> ConversationRecord | None: ...
 
     def load_messages(self, conversation: str) -> list[Message]: ...
+
+    def read_conversation(self, ref: str) -> tuple[ConversationRecord | None, list[Message]]:
+        """The conversation's record and its messages, read from one snapshot."""
 
     def load_thread(self, conversation: str, message_id: str) -> list[Message]:
         """Every message of the thread holding `message_id`, in time order (empty if unknown)."""
@@ -130,8 +154,12 @@ class Store(Protocol):
         threads: Sequence[Thread],
         chunks: Sequence[Chunk],
         embeddings: dict[str, np.ndarray],
+        based_on: BasedOn | None = None,
     ) -> None:
-        """Atomically replace everything stored for one conversation."""
+        """Atomically replace everything stored for one conversation.
+
+        With `based_on`, raise `ConcurrentWriteError` and write nothing when the stored content hash
+        is no longer the one the new content was computed from (checked under the writer lock)."""
 
     def document_hash(self, document_id: str) -> str | None: ...
 

@@ -12,7 +12,9 @@ Same tables and same behaviour as `SQLiteStore`; what differs is how:
   the spaces and keeps every token whole. GIN indexes serve `@@`.
 - Every conversation or document is replaced in one transaction, serialized
   per conversation/document by an advisory lock, so writers on different
-  conversations run side by side; rows go in by binary COPY.
+  conversations run side by side; rows go in by binary COPY. Under that lock a
+  rebuild checks that the content hash it was computed from is still stored
+  (`based_on`), so two writers of one conversation cannot undo each other.
 - Filters apply inside the nearest-neighbour query: when few chunks pass them
   the search is exact over those, otherwise HNSW with iterative scan
   (pgvector >= 0.8) keeps scanning until enough chunks pass.
@@ -41,11 +43,13 @@ from psycopg.types.json import Jsonb
 from threadkeep.model import Chunk, Conversation, Document, Message, Thread
 from threadkeep.store.base import (
     CHUNK_COLUMNS,
+    BasedOn,
     ConversationRecord,
     SearchFilters,
     StoreError,
     chunk_from_row,
     message_from_row,
+    require_current,
     thread_rows,
 )
 from threadkeep.store.sqlite import BIGRAM_WEIGHT, NEWEST_MATCHES, input_hash, plan_terms
@@ -247,12 +251,13 @@ class PostgresStore:
     """A store in one PostgreSQL database, selected by a `postgresql://` URL."""
 
     def __init__(self, url: str) -> None:
-        self.url = url
+        self.url = self.address = url
         self.location = redact(url)
         try:
             given = conninfo_to_dict(url)
         except psycopg.ProgrammingError as error:
             raise StoreError(f"not a PostgreSQL connection URL: {self.location} ({error})") from error
+        self.name = str(given.get("dbname") or given.get("user") or "postgres")
         defaults = {"application_name": "threadkeep", "connect_timeout": 10}
         try:
             # autocommit: reads see what is committed now and hold no snapshot or lock between
@@ -413,6 +418,13 @@ class PostgresStore:
     def load_messages(self, conversation: str) -> list[Message]:
         return self._messages(sql.SQL("m.conversation = %s"), [conversation])
 
+    def read_conversation(self, ref: str) -> tuple[ConversationRecord | None, list[Message]]:
+        """The conversation's record and its messages, read from one snapshot."""
+        with self._lock, self.db.transaction():
+            self.db.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            record = self.conversation_record(ref)
+            return record, self.load_messages(ref) if record else []
+
     def load_thread(self, conversation: str, message_id: str) -> list[Message]:
         """Every message of the thread holding `message_id`, in time order (empty if unknown)."""
         return self._messages(
@@ -449,6 +461,7 @@ class PostgresStore:
         threads: Sequence[Thread],
         chunks: Sequence[Chunk],
         embeddings: dict[str, np.ndarray],
+        based_on: BasedOn | None = None,
     ) -> None:
         ref = conversation.ref
         rows, thread_of = thread_rows(ref, threads, chunks)
@@ -456,6 +469,10 @@ class PostgresStore:
             (row.id, row.conversation, list(row.message_ids), _json(row.reply_to), row.chunk_id) for row in rows
         ]
         with self._transaction(f"chat:{ref}") as cursor:
+            # Read committed, after the conversation's lock: this sees the last writer's commit.
+            cursor.execute("SELECT content_hash FROM conversations WHERE ref = %s", (ref,))
+            current = cursor.fetchone()
+            require_current(ref, based_on, current[0] if current else None)
             self._delete_chunks(cursor, "chat", ref)
             cursor.execute("DELETE FROM threads WHERE conversation = %s", (ref,))
             cursor.execute("DELETE FROM messages WHERE conversation = %s", (ref,))
@@ -578,6 +595,13 @@ class PostgresStore:
                 'GROUP BY c.id ORDER BY c.id COLLATE "C"'
             ):
                 problems.append(f"chunk {chunk_id} cites messages not in the store: {', '.join(missing[:5])}")
+            for thread_id, missing in self.db.execute(
+                "SELECT t.id, array_agg(e.mid ORDER BY e.n) FROM threads t "
+                "CROSS JOIN LATERAL unnest(t.message_ids) WITH ORDINALITY AS e(mid, n) WHERE NOT EXISTS "
+                "(SELECT 1 FROM messages m WHERE m.conversation = t.conversation AND m.id = e.mid) "
+                'GROUP BY t.id ORDER BY t.id COLLATE "C"'
+            ):
+                problems.append(f"thread {thread_id} lists messages not in the store: {', '.join(missing[:5])}")
             for conversation, mid, seen in self.db.execute(
                 "WITH membership AS (SELECT t.conversation, mid, count(*) AS n FROM threads t "
                 "CROSS JOIN LATERAL unnest(t.message_ids) AS mid GROUP BY t.conversation, mid) "

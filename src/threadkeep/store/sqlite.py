@@ -27,11 +27,13 @@ from threadkeep.model import Chunk, Conversation, Document, Message, Thread
 from threadkeep.store.base import (
     CHUNK_COLUMNS,
     MESSAGE_COLUMNS,
+    BasedOn,
     ConversationRecord,
     SearchFilters,
     StoreError,
     chunk_from_row,
     message_from_row,
+    require_current,
     thread_rows,
 )
 from threadkeep.store.vectors import FOLD_AT, Rows, SidecarInvalid, VectorIndex
@@ -204,6 +206,8 @@ class SQLiteStore:
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
+        self.address = str(path)
+        self.name = path.name
         self.db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
         self.db.execute("PRAGMA journal_mode = WAL")
         self.db.execute("PRAGMA synchronous = NORMAL")
@@ -271,6 +275,15 @@ class SQLiteStore:
         ).fetchall()
         return [message_from_row(row, json.loads) for row in rows]
 
+    def read_conversation(self, ref: str) -> tuple[ConversationRecord | None, list[Message]]:
+        """The conversation's record and its messages, read from one snapshot."""
+        self.db.execute("BEGIN")  # deferred: a WAL read snapshot from the first SELECT to COMMIT
+        try:
+            record = self.conversation_record(ref)
+            return record, self.load_messages(ref) if record else []
+        finally:
+            self.db.execute("COMMIT")
+
     def load_thread(self, conversation: str, message_id: str) -> list[Message]:
         """Every message of the thread holding `message_id`, in time order (empty if unknown)."""
         row = self.db.execute(
@@ -298,6 +311,7 @@ class SQLiteStore:
         threads: Sequence[Thread],
         chunks: Sequence[Chunk],
         embeddings: dict[str, np.ndarray],
+        based_on: BasedOn | None = None,
     ) -> None:
         ref = conversation.ref
         rows, thread_of = thread_rows(ref, threads, chunks)
@@ -306,6 +320,9 @@ class SQLiteStore:
             for row in rows
         ]
         with self._write():
+            # BEGIN IMMEDIATE holds the one writer lock: nobody can change the hash after this read.
+            current = self.db.execute("SELECT content_hash FROM conversations WHERE ref = ?", (ref,)).fetchone()
+            require_current(ref, based_on, current[0] if current else None)
             self._delete_chunks("chat", ref)
             self.db.execute("DELETE FROM threads WHERE conversation = ?", (ref,))
             self.db.execute("DELETE FROM messages WHERE conversation = ?", (ref,))
@@ -409,9 +426,15 @@ class SQLiteStore:
             if missing:
                 problems.append(f"chunk {chunk_id} cites messages not in the store: {', '.join(missing[:5])}")
         counts: dict[tuple[str, str], int] = {}
-        for conversation, ids in self.db.execute("SELECT conversation, message_ids FROM threads"):
-            for mid in json.loads(ids):
+        for thread_id, conversation, ids in self.db.execute(
+            "SELECT id, conversation, message_ids FROM threads ORDER BY id"
+        ):
+            listed = json.loads(ids)
+            for mid in listed:
                 counts[(conversation, mid)] = counts.get((conversation, mid), 0) + 1
+            missing = [mid for mid in listed if (conversation, mid) not in message_ids]
+            if missing:
+                problems.append(f"thread {thread_id} lists messages not in the store: {', '.join(missing[:5])}")
         for conversation, mid, recalled in self.db.execute("SELECT conversation, id, recalled FROM messages"):
             seen = counts.get((conversation, mid), 0)
             if seen != 1 and not (recalled and seen == 0):

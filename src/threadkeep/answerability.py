@@ -1,0 +1,343 @@
+"""Whether the retrieved evidence answers a question, decided from the evidence itself.
+
+No single cosine separates answerable from unanswerable questions across models,
+languages and chunk types, so the decision reads what was retrieved:
+
+- the question's exact terms (error codes, version strings, identifiers, names) must
+  occur in the store, and in the passages found; a code that appears nowhere is a "no";
+- the best dense score is taken relative to the store's own scores for this query
+  (how far the best candidate stands out from the other candidates), not as a cosine;
+- the dense and the full-text rankings should agree on a top passage;
+- enough of the question's words (or, in Chinese, character pairs) occur in a top passage;
+- when the question names one speaker and the passages closest to it were said by the
+  other speaker, about themselves, the answer is flagged as being about someone else.
+
+The constants were chosen by `benchmarks/answerability.py` on the tuning split only.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+import rjieba
+
+from threadkeep.model import Hit
+from threadkeep.search import Retrieval
+from threadkeep.store import SearchFilters, Store
+from threadkeep.text import STOPWORDS, content_tokens, has_cjk, tokenize
+
+# Chosen on the tuning split by benchmarks/answerability.py (see benchmarks/README.md).
+MIN_COVERAGE = 0.25  # share of the question's words, weighted by rarity, found in one top passage
+MIN_STANDOUT = 2.0  # or else: best cosine, in standard deviations above the other dense candidates
+MAX_ABSENT = 0.65  # share of the question's weight in words no passage holds: above it, the store lacks the topic
+DOUBTFUL_ABSENT = 0.6  # above this share, the best dense score must stand out clearly ...
+CLEAR_STANDOUT = 3.0  # ... by this many standard deviations
+AGREEMENT_RANKS = 3  # "agree": a passage in the top 3 of both rankings
+CITED_SHARE = 0.5  # a cited passage scores at least this share of its source's best
+EVIDENCE_HITS = 3  # passages of each source read for coverage and speakers
+MIN_SPEAKER_OVERLAP = 2  # question words a line must share to count as the line the question is about
+RARITY_CAP = 100  # passages counted per question word when weighing it
+ABSENT_WEIGHT = float(np.log(RARITY_CAP + 1) + 1.0)  # the weight of a word no passage holds
+
+_CODE = re.compile(
+    r"(?<![A-Za-z0-9_.])(?:"
+    r"0x[0-9a-fA-F]{4,}"  # 0x80070005
+    r"|\d+(?:\.\d+){1,3}(?:[-+.]?[A-Za-z]\w*)?"  # 3.2.0, 1.4.2-beta
+    r"|(?=[A-Za-z_]*\d)(?=\d*[A-Za-z])[A-Za-z0-9]+(?:[_-][A-Za-z0-9]+)*"  # E1024, win7, sha256
+    r"|[A-Za-z]+(?:_[A-Za-z0-9]+)+"  # redirect_uri
+    r"|[A-Z]{4,}"  # ETIMEDOUT
+    r"|[A-Za-z]*[a-z][A-Z][A-Za-z]*"  # WebDAV, HarmonyOS, macOS
+    r")(?![A-Za-z0-9_])"
+)
+_NAME = re.compile(r"(?<![\w'])[A-Z][a-z]+(?:'s)?(?![\w])")
+_SENTENCE_START = re.compile(r"(?:^|[.!?。！？]\s*)([A-Z][a-z]+)")
+_TRANSCRIPT_LINE = re.compile(r"^\[(?P<when>[^\]]+)\] (?P<who>[^:]+): (?P<text>.*)$")
+_CALENDAR = frozenset(
+    "january february march april may june july august september october november december "  # noqa: SIM905
+    "monday tuesday wednesday thursday friday saturday sunday".split()
+)
+ABOUT_SOMEONE_ELSE = "about_someone_else"
+# jieba part-of-speech tags of Chinese words that carry a topic: nouns, verbs, adjectives, distinguishing
+# words, idioms, abbreviations (adverbs, numerals, pronouns, conjunctions and particles do not).
+_CONTENT_TAGS = frozenset("nvabijlz")
+_GREETINGS = ("hey", "hi", "hello", "thanks", "thank you", "dear", "oh", "wow", "yes", "yeah", "congrats")
+
+# Questions asking for a value of a kind the evidence must then hold: (what is asked, how the question
+# says it, how the value looks in a passage). A section naming the product but no price does not answer
+# "how much is it".
+ANSWER_TYPES = (
+    (
+        "a price",
+        re.compile(r"多少钱|价格|价钱|收费|售价|费用|\bprices?\b|\bhow much\b.*\b(?:cost|charge)", re.I),
+        re.compile(r"[¥$€£￥]\s*\d|\d\s*(?:元|块|美元|欧元|rmb|cny|usd|eur|dollars?|euros?)|免费|\bfree\b", re.I),
+    ),
+    (
+        "a phone number",
+        re.compile(r"手机号|电话|号码是|phone number", re.I),
+        re.compile(r"\d[\d*\- ]{6,}\d"),
+    ),
+)
+
+
+@dataclass(slots=True)
+class Assessment:
+    answerable: bool
+    reason: str | None = None  # why not, in words a user reads
+    missing_terms: list[str] = field(default_factory=list)
+    flags: list[str] = field(default_factory=list)
+    # chunk id -> a note for that passage (e.g. it is what someone else said)
+    notes: dict[str, str] = field(default_factory=dict)
+    features: dict[str, float] = field(default_factory=dict)
+    weights: dict[str, float] = field(default_factory=dict)  # question unit -> rarity weight
+
+
+def codes(question: str) -> list[str]:
+    """Error codes, versions and identifiers: strings a passage either contains or does not answer."""
+    return list(dict.fromkeys(match.group(0) for match in _CODE.finditer(question)))
+
+
+def names(question: str) -> list[str]:
+    """Capitalised words inside an English sentence: people, places, products."""
+    terms = []
+    starts = {match.group(1) for match in _SENTENCE_START.finditer(question)}
+    for match in _NAME.finditer(question):
+        word = match.group(0).removesuffix("'s")
+        if match.group(0) in starts or word in starts or word.lower() in STOPWORDS or word.lower() in _CALENDAR:
+            continue
+        terms.append(word)
+    return [term for term in dict.fromkeys(terms) if term not in codes(question)]
+
+
+def _term_tokens(term: str) -> set[str]:
+    return set(content_tokens(term))
+
+
+def _text_units(text: str) -> set[str]:
+    """Words (stemmed) and, for Chinese, single characters and character pairs: matching that does not
+    depend on where the word segmenter cuts."""
+    units = set(content_tokens(text))
+    for run in re.findall(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+", text):
+        units.update(run)
+        units.update(run[i : i + 2] for i in range(len(run) - 1))
+    return units
+
+
+def question_units(question: str) -> set[str]:
+    """The question's topic words: Latin words stemmed; Chinese content words (nouns, verbs, adjectives...,
+    not adverbs, numerals, pronouns or particles) as character pairs, or single characters when alone."""
+    units: set[str] = set()
+    for word, tag in rjieba.tag(question):
+        if not has_cjk(word):
+            units.update(content_tokens(word))
+        elif tag[:1] in _CONTENT_TAGS and word not in STOPWORDS:
+            units.update([word] if len(word) == 1 else (word[i : i + 2] for i in range(len(word) - 1)))
+    return units
+
+
+def coverage(question: str, hit: Hit, weights: dict[str, float] | None = None) -> float:
+    """The share of the question's units found in the passage, each unit weighted (by rarity) when given."""
+    wanted = question_units(question)
+    if not wanted:
+        return 0.0
+    found = wanted & _text_units(hit.chunk.indexed_text or hit.chunk.text)
+    weight = weights or {}
+    total = sum(weight.get(unit, 1.0) for unit in wanted)
+    return sum(weight.get(unit, 1.0) for unit in found) / total
+
+
+def written_forms(question: str) -> dict[str, str]:
+    """Each stemmed Latin token of the question -> the word as written."""
+    words = re.findall(r"[A-Za-z0-9]+(?:[_'.-][A-Za-z0-9]+)*", question)
+    return {token: word for word in words for token in content_tokens(word)}
+
+
+def rarity(store: Store, question: str, filters: SearchFilters) -> dict[str, float]:
+    """A weight per question unit from how many passages hold it (up to RARITY_CAP): rare units weigh most."""
+    # Full text stems what it is given: look a stemmed word up by the word as written.
+    written = written_forms(question)
+    weights = {}
+    for unit in question_units(question):
+        passages = len(store.lexical_candidates(written.get(unit, unit), RARITY_CAP, filters))
+        weights[unit] = float(np.log((RARITY_CAP + 1) / (passages + 1)) + 1.0)
+    return weights
+
+
+def top_hits(hits: list[Hit]) -> list[Hit]:
+    """The first EVIDENCE_HITS hits of each source, in their order."""
+    seen: dict[str, int] = {}
+    chosen = []
+    for hit in hits:
+        seen[hit.chunk.source_type] = seen.get(hit.chunk.source_type, 0) + 1
+        if seen[hit.chunk.source_type] <= EVIDENCE_HITS:
+            chosen.append(hit)
+    return chosen
+
+
+def standout(dense: list[tuple[str, float]]) -> float:
+    """How many standard deviations the best cosine lies above the other candidates'."""
+    if len(dense) < 3:
+        return 0.0
+    scores = np.array([score for _, score in dense], dtype=np.float64)
+    rest = scores[1:]
+    return float((scores[0] - rest.mean()) / max(rest.std(), 1e-6))
+
+
+def agreement(retrieval: Retrieval) -> bool:
+    top_dense = {chunk_id for chunk_id, _ in retrieval.dense[:AGREEMENT_RANKS]}
+    return any(chunk_id in top_dense for chunk_id, _ in retrieval.lexical[:AGREEMENT_RANKS])
+
+
+def occurs_in_store(store: Store, term: str, filters: SearchFilters) -> bool:
+    wanted = _term_tokens(term)
+    if not wanted:
+        return True
+    found = store.lexical_candidates(term, 5, filters)
+    chunks = store.get_chunks(chunk_id for chunk_id, _ in found)
+    return any(wanted <= set(content_tokens(chunk.indexed_text)) for chunk in chunks.values())
+
+
+def _speaker_lines(hit: Hit) -> list[tuple[str, str]]:
+    lines = []
+    for line in hit.chunk.text.splitlines():
+        match = _TRANSCRIPT_LINE.match(line)
+        if match:
+            lines.append((match["who"].strip(), match["text"]))
+    return lines
+
+
+def mentions(text: str, person: str) -> bool:
+    """Whether `text` speaks about `person`; addressing them ("Thanks, Caroline!") is speaking to them."""
+    for match in re.finditer(rf"\b{re.escape(person)}\b", text, re.I):
+        before, after = text[: match.start()].rstrip(), text[match.end() :].lstrip()
+        addressed = (not before or before[-1] in ",!.?" or before.lower().endswith(_GREETINGS)) and (
+            not after or after[0] in ",!.?;:"
+        )
+        if not addressed:
+            return True
+    return False
+
+
+def someone_else(question: str, hits: list[Hit]) -> dict[str, str]:
+    """Notes for passages whose lines closest to the question were said by another speaker than the one
+    the question is about, and do not mention that person; empty when the question names no single speaker."""
+    evidence = [hit for hit in top_hits(hits) if hit.chunk.source_type == "chat"]
+    speakers = {who for hit in evidence for who, _ in _speaker_lines(hit)}
+    first_names = {who.split()[0]: who for who in speakers if who}
+    named = [name for name in names(question) if name in first_names]
+    if len(set(named)) != 1:
+        return {}
+    person = named[0]
+    wanted = question_units(question) - _term_tokens(person)
+    best: list[tuple[int, str, str, str]] = []  # (overlap, chunk id, speaker, text)
+    for hit in evidence:
+        for who, said in _speaker_lines(hit):
+            overlap = len(wanted & _text_units(said))
+            if overlap:
+                best.append((overlap, hit.chunk.id, who, said))
+    top = max((item[0] for item in best), default=0)
+    if top < MIN_SPEAKER_OVERLAP:
+        return {}
+    closest = [item for item in best if item[0] == top]
+    if any(who.split()[0] == person or mentions(said, person) for _, _, who, said in closest):
+        return {}
+    notes = {}
+    for _, chunk_id, who, _ in closest:
+        notes.setdefault(chunk_id, f"About someone else: this is what {who} said; the question asks about {person}.")
+    return notes
+
+
+def assess(question: str, retrieval: Retrieval, store: Store, filters: SearchFilters | None = None) -> Assessment:
+    filters = filters or SearchFilters()
+    hits = retrieval.hits
+    if not hits:
+        return Assessment(False, "nothing in the knowledge base matches this question")
+    terms = codes(question)
+    missing = [term for term in terms if not occurs_in_store(store, term, filters)]
+    evidence = top_hits(hits)
+    best_coverage = max(coverage(question, hit) for hit in evidence)
+    weights = rarity(store, question, filters)
+    weighted = max(coverage(question, hit, weights) for hit in evidence)
+    covering = max(evidence, key=lambda hit: coverage(question, hit, weights))
+    dense_top = {chunk_id for chunk_id, _ in retrieval.dense[:AGREEMENT_RANKS]}
+    absent = [unit for unit, weight in weights.items() if weight >= ABSENT_WEIGHT]
+    features = {
+        "standout": standout(retrieval.dense),
+        "coverage": best_coverage,
+        "weighted_coverage": weighted,
+        "absent_share": sum(weights[unit] for unit in absent) / sum(weights.values()) if weights else 0.0,
+        "agreement": float(agreement(retrieval)),
+        "covering_in_dense_top": float(covering.chunk.id in dense_top),
+        "terms": float(len(terms)),
+        "missing": float(len(missing)),
+    }
+    if missing:
+        named = ", ".join(missing)
+        return Assessment(False, f"no message or section mentions {named}", missing, features=features)
+    for asked, in_question, in_passage in ANSWER_TYPES:
+        if in_question.search(question) and not any(in_passage.search(hit.chunk.text) for hit in evidence):
+            features["answer_type_missing"] = 1.0
+            reason = f"the question asks for {asked} and no passage found states one"
+            return Assessment(False, reason, features=features)
+    elsewhere = [
+        term for term in terms if not any(_term_tokens(term) <= _text_units(hit.chunk.indexed_text) for hit in evidence)
+    ]
+    if elsewhere:
+        features["terms_in_evidence"] = 1.0 - len(elsewhere) / len(terms)
+    notes = someone_else(question, hits)
+    flags = [ABOUT_SOMEONE_ELSE] if notes else []
+    answerable = decide(features)
+    reason = None
+    if not answerable:
+        reason = "no passage found is about this question"
+        if elsewhere:
+            named = ", ".join(elsewhere)
+            reason = f"{named} is mentioned in the store, but not in the passages closest to the question"
+        elif features["absent_share"] >= DOUBTFUL_ABSENT:
+            reason = "no message or section mentions " + ", ".join(absent_words(question, absent))
+    return Assessment(answerable, reason, [], flags, notes, features, weights)
+
+
+def absent_words(question: str, absent_units: list[str]) -> list[str]:
+    """The question's words (as written) behind units no passage holds."""
+    words = []
+    for token in dict.fromkeys(tokenize(question)):
+        units = question_units(token)
+        if units and units & set(absent_units):
+            words.append(token)
+    words = [word for word in words if not any(word != other and word in other for other in words)]
+    written = written_forms(question)
+    return [written.get(word, word) for word in words] or absent_units
+
+
+def decide(features: dict[str, float]) -> bool:
+    """Answer when the question's codes are in the passages found, enough of its rarer words are in one of
+    them, and that passage is also among the top dense passages (or the best dense score stands out)."""
+    if features.get("terms_in_evidence", 1.0) < 1.0 or features["absent_share"] >= MAX_ABSENT:
+        return False
+    if features["absent_share"] >= DOUBTFUL_ABSENT and features["standout"] < CLEAR_STANDOUT:
+        return False
+    if features["weighted_coverage"] < MIN_COVERAGE:
+        return False
+    return bool(features["covering_in_dense_top"]) or features["standout"] >= MIN_STANDOUT
+
+
+def citable(question: str, hits: list[Hit], assessment: Assessment) -> list[Hit]:
+    """The hits an answer cites: those holding the question's codes that cover enough of its rarer words or
+    are top dense passages, and score at least half the best hit of their source; at least the best hit."""
+    wanted = [_term_tokens(term) for term in codes(question)]
+    best: dict[str, float] = {}
+    for hit in hits:
+        best.setdefault(hit.chunk.source_type, hit.score)
+    chosen = [
+        hit
+        for hit in hits
+        if hit.score >= CITED_SHARE * best[hit.chunk.source_type]
+        and all(tokens <= _text_units(hit.chunk.indexed_text) for tokens in wanted)
+        and (
+            coverage(question, hit, assessment.weights) >= MIN_COVERAGE
+            or (hit.dense_rank is not None and hit.dense_rank < AGREEMENT_RANKS)
+        )
+    ]
+    return chosen or hits[:1]

@@ -1,0 +1,208 @@
+"""Answerability, refusals that help, both sources heard and decay that reorders, on a real SQLite store.
+
+The hash embedder stands in for the model: none of these behaviours depends on retrieval quality.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from conftest import write_bundle
+from threadkeep.answer import NOT_AN_ANSWER
+from threadkeep.answerability import ABOUT_SOMEONE_ELSE, codes
+from threadkeep.api import KnowledgeBase
+from threadkeep.cli import main
+from threadkeep.embed import HashEmbedder
+
+NOW = datetime(2026, 5, 20, tzinfo=UTC)
+FAQ = """# 产品常见问题
+
+## 错误码
+
+### E1024：登录已过期
+
+出现 E1024 时，退出账号后重新登录即可。
+
+### 0x80070005：拒绝访问
+
+以管理员身份运行安装程序，或关闭杀毒软件后重试。
+
+## 门禁
+
+### 访客登记
+
+访客到前台登记后领取临时门卡。
+"""
+
+
+def chat(mid: str, sender: str, when: str, text: str, conversation: str = "g-1") -> dict:
+    return {"messageId": mid, "conversationRef": conversation, "senderRef": sender, "sentAt": when, "text": text}
+
+
+@pytest.fixture(scope="module")
+def kb(tmp_path_factory) -> KnowledgeBase:
+    folder = tmp_path_factory.mktemp("answers")
+    docs = folder / "docs"
+    docs.mkdir()
+    (docs / "faq.md").write_text(FAQ, encoding="utf-8")
+    messages = [
+        chat("m1", "amy", "2026-05-14T10:00:00+08:00", "what is the gate code for the back entrance"),
+        chat("m2", "ben", "2026-05-14T10:02:00+08:00", "the code for the gate is 4417"),
+        chat("m3", "amy", "2026-05-14T10:03:00+08:00", "it works, thanks"),
+        chat("m4", "cat", "2026-05-15T09:00:00+08:00", "客户端一直提示 E1024 怎么办"),
+        chat("m5", "dan", "2026-05-15T09:05:00+08:00", "退出账号重新登录就好了，我也遇到过 E1024"),
+        chat("m6", "cat", "2026-05-15T09:07:00+08:00", "可以了 谢谢"),
+    ]
+    knowledge = KnowledgeBase.open(folder / "kb.db", HashEmbedder(64))
+    knowledge.ingest(write_bundle(folder / "bundle", messages))
+    knowledge.ingest(docs)
+    yield knowledge
+    knowledge.close()
+
+
+def test_codes_are_recognised():
+    assert codes("装客户端报0x80070005，E1024 也有，3.2.0 升级后 redirect_uri 错") == [
+        "0x80070005",
+        "E1024",
+        "3.2.0",
+        "redirect_uri",
+    ]
+    assert codes("What did Caroline realize after her charity race?") == []
+
+
+def test_a_code_that_appears_nowhere_is_refused_with_its_name_and_the_nearest_passages(kb):
+    answer = kb.ask("报错 E4242 怎么解决", now=NOW)
+    assert answer.status == "no_answer"
+    assert "E4242" in answer.reason
+    assert not answer.documents and not answer.chat
+    assert answer.nearest and all(c.label.startswith(NOT_AN_ANSWER) for c in answer.nearest)
+    data = answer.to_dict()
+    assert data["reason"] == answer.reason
+    assert data["nearest"] and all(c["label"].startswith("Not an answer:") for c in data["nearest"])
+    assert answer.reason in answer.text and "not an answer" in answer.text.lower()
+
+
+@pytest.mark.parametrize("question", ["what is the gate code", "what is the gate code for the back entrance"])
+def test_a_question_the_store_plainly_holds_is_answered(kb, question):
+    answer = kb.ask(question, now=NOW)
+    assert answer.status == "answered", answer.reason
+    assert any("4417" in c.excerpt for c in answer.chat)
+    assert answer.reason is None and answer.nearest == []
+
+
+def test_a_bare_code_full_text_finds_is_answered_from_both_sources(kb):
+    answer = kb.ask("E1024", now=NOW)
+    assert answer.status == "answered", answer.reason
+    assert any("E1024" in c.excerpt for c in answer.documents)
+    assert any("E1024" in c.excerpt for c in answer.chat)
+
+
+def test_a_price_no_passage_states_is_refused(kb):
+    answer = kb.ask("E1024 的修复服务多少钱", now=NOW)
+    assert answer.status == "no_answer"
+    assert "price" in answer.reason
+
+
+def test_show_nearest_adds_labelled_passages_to_an_answer(kb):
+    answer = kb.ask("what is the gate code", now=NOW, show_nearest=True)
+    assert answer.status == "answered" and answer.nearest
+    cited = {c.chunk_id for c in answer.documents + answer.chat}
+    assert all(c.label.startswith(NOT_AN_ANSWER) and c.chunk_id not in cited for c in answer.nearest)
+
+
+def test_an_empty_store_says_it_is_empty_and_where(tmp_path):
+    location = tmp_path / "empty.db"
+    with KnowledgeBase.open(location, HashEmbedder(64)) as empty:
+        answer = empty.ask("anything at all")
+    assert answer.status == "no_answer" and "empty" in answer.reason and str(location) in answer.reason
+
+
+def test_the_question_about_someone_else_is_flagged(tmp_path):
+    messages = [
+        chat("c1", "Caroline", "2023-05-08T13:50:00+00:00", "How was the charity race last weekend?", "conv"),
+        chat(
+            "c2",
+            "Melanie",
+            "2023-05-08T13:51:00+00:00",
+            "Thanks, Caroline! After the charity race I realized that self-care is really important.",
+            "conv",
+        ),
+        chat("c3", "Caroline", "2023-05-08T13:52:00+00:00", "That is so true, I am glad you went.", "conv"),
+    ]
+    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as two:
+        two.ingest(write_bundle(tmp_path / "bundle", messages))
+        swapped = two.ask("What did Caroline realize after her charity race?", now=NOW)
+        right = two.ask("What did Melanie realize after her charity race?", now=NOW)
+    assert ABOUT_SOMEONE_ELSE in swapped.flags
+    notes = [note for c in swapped.chat + swapped.nearest for note in c.notes]
+    assert any("Melanie" in note and "Caroline" in note for note in notes)
+    assert ABOUT_SOMEONE_ELSE not in right.flags
+
+
+def _fix_thread(prefix: str, when: str, conversation: str, fix: str) -> list[dict]:
+    return [
+        chat(f"{prefix}1", "ann", when, "sync stops after the laptop wakes from sleep", conversation),
+        chat(f"{prefix}2", "bob", when.replace(":00:00", ":02:00"), fix, conversation),
+        chat(f"{prefix}3", "ann", when.replace(":00:00", ":04:00"), "that fixed it, thanks", conversation),
+    ]
+
+
+def test_decay_puts_the_newer_of_two_equal_fixes_first_but_not_above_a_much_closer_old_one(tmp_path):
+    fix = "turn off power saving for the network adapter in device manager"
+    old = _fix_thread("o", "2026-02-01T10:00:00+00:00", "old-group", fix)
+    new = _fix_thread("n", "2026-04-15T10:00:00+00:00", "new-group", fix)
+    weak = [
+        chat("w1", "cy", "2026-05-10T10:00:00+00:00", "my laptop fan is loud", "weak-group"),
+        chat("w2", "dee", "2026-05-10T10:01:00+00:00", "clean the fan", "weak-group"),
+    ]
+    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as store:
+        for name, messages in (("old", old), ("new", new), ("weak", weak)):
+            store.ingest(write_bundle(tmp_path / name, messages))
+        hits = store.search("sync stops after the laptop wakes from sleep", k=3, now=NOW)
+    order = [hit.chunk.source_ref for hit in hits]
+    assert order.index("new-group") < order.index("old-group")
+    assert order.index("old-group") < order.index("weak-group")
+
+
+def test_documents_do_not_crowd_chat_out(tmp_path):
+    sections = "\n\n".join(
+        f"## Sync stops, case {n}\n\nSync stops after sleep on model {n}: check the sync service and the proxy."
+        for n in range(8)
+    )
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "manual.md").write_text(f"# Manual\n\n{sections}\n", encoding="utf-8")
+    fix = _fix_thread("t", "2026-05-01T10:00:00+00:00", "help", "restart the sync service after sleep")
+    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as store:
+        store.ingest(docs)
+        store.ingest(write_bundle(tmp_path / "bundle", fix))
+        query = "sync stops after sleep"
+        both = store.search(query, per_source=3, now=NOW)
+        answer = store.ask(query, now=NOW)
+    assert [hit.chunk.source_type for hit in both[:2]].count("chat") == 1
+    kinds = [hit.chunk.source_type for hit in both]
+    assert kinds.count("chat") == 1 and 1 <= kinds.count("document") <= 3
+    assert answer.status == "answered" and answer.documents and answer.chat
+
+
+def test_cli_ask_and_search_options(kb, tmp_path):
+    runner = CliRunner()
+    location = kb.store.stats()["location"]
+    env = {"THREADKEEP_EMBEDDER": "hash-64"}
+    refused = runner.invoke(main, ["ask", "E4242", "--json", "--db", location, "--now", NOW.isoformat()], env=env)
+    assert refused.exit_code == 0, refused.output
+    data = json.loads(refused.output)
+    assert data["status"] == "no_answer" and "E4242" in data["reason"] and data["nearest"]
+    text = runner.invoke(main, ["ask", "E4242", "--db", location], env=env)
+    assert "No answer: no message or section mentions E4242" in text.output and NOT_AN_ANSWER in text.output
+    shown = runner.invoke(main, ["ask", "what is the gate code", "--show-nearest", "--db", location], env=env)
+    assert "4417" in shown.output and NOT_AN_ANSWER in shown.output
+    found = runner.invoke(main, ["search", "E1024", "--per-source", "1", "--json", "--db", location], env=env)
+    hits = json.loads(found.output)["hits"]
+    assert sorted(hit["source_type"] for hit in hits) == ["chat", "document"]
+    assert Path(location).exists()
