@@ -94,7 +94,8 @@ def test_history_folder_lists_what_it_does_not_read() -> None:
     result = read_path(FIXTURES / "project")
     assert result.format == "specstory"
     assert len(result.conversations) == 2
-    assert [skip.reason for skip in result.skipped] == ["not a SpecStory history file; left out"]
+    assert not result.skipped
+    assert [Path(skip.file).name for skip in result.not_read] == [".what-is-this.md"]
 
 
 def test_a_file_without_sections(tmp_path: Path) -> None:

@@ -173,7 +173,7 @@ def test_old_account_export_without_string_sender_ids():
     assert result.messages[3].metadata["sender_id_missing"] is True
     assert result.messages[-1].metadata["author"] == "Gus"
     assert [str(skip) for skip in result.skipped] == [
-        "result.json: chat 3001 message 2: no sender (from_id and from are missing)"
+        f"{FIXTURES / 'old_account' / 'result.json'}: chat 3001 message 2: no sender (from_id and from are missing)"
     ]
 
 

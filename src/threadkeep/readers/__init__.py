@@ -206,9 +206,13 @@ def detect_format(path: Path) -> ModuleType:
     raise UnknownFormatError(f"{path}: not a format threadkeep reads (tried: {tried})")
 
 
+# Hidden folders where tools keep the histories people ingest: walked like any other folder.
+HISTORY_FOLDERS = frozenset({".specstory"})
+
+
 def _is_hidden(name: str) -> bool:
     # "~$name.docx" is the lock file Word leaves beside an open document; __MACOSX holds zip resource forks.
-    return name.startswith((".", "~$")) or name == "__MACOSX"
+    return (name.startswith((".", "~$")) or name == "__MACOSX") and name not in HISTORY_FOLDERS
 
 
 def _companion_reason(readers: set[str], name: str) -> tuple[bool, str | None]:
