@@ -68,6 +68,7 @@ def main() -> None:
     parser.add_argument("--split", choices=["tune", "heldout"], default=None, help="only one part of the split")
     parser.add_argument("--stores", type=Path, default=None, help="reuse stores here (default runs/stores/LABEL)")
     parser.add_argument("--skip-missing", action="store_true", help="skip queries whose store is not built yet")
+    parser.add_argument("--no-ingest", action="store_true", help="search existing stores as they are")
     args = parser.parse_args()
 
     queries = [json.loads(line) for line in (BENCH / args.dataset / "queries.jsonl").open(encoding="utf-8")]
@@ -103,7 +104,8 @@ def main() -> None:
                 if args.skip_missing and not path.exists():
                     continue
                 kb = KnowledgeBase.open(path, args.embedder)
-                kb.ingest(bundle)
+                if not (args.no_ingest and path.exists()):
+                    kb.ingest(bundle)
                 opened[bundle_name] = kb
             kb = opened[bundle_name]
             filters = SearchFilters(conversation=scope.get("conversationRef"))

@@ -17,7 +17,8 @@ RULE = (
     "You answer from the sources below only. Present the documents and the chat discussions in separate "
     "sections, each statement with its source's date. Do not merge them into one verdict and do not choose "
     "between them for the user. Keep every label as given: a thread marked 'no conclusion' is not a fix, and "
-    "'unconfirmed' suggestions stay unconfirmed. Mention notes about images or videos that were not read. "
+    "'unconfirmed' suggestions stay unconfirmed. Mention notes about images or videos that were not read, and "
+    "say so when a note marks a source as being about someone other than the person asked about. "
     "Answer in the language of the question."
 )
 
