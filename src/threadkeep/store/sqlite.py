@@ -173,13 +173,15 @@ def fts_query(tokens: Iterable[str]) -> str:
     return " OR ".join(f'"{token}"' for token in unique)
 
 
-# A full-text query costs about one score per posting of its terms: a word in a third of a
-# million chunks cost 1.2-1.9 CPU-s. Terms are taken rarest first while their postings fit this
-# budget (the rarest always), so codes and rare words decide and the commonest words, which
-# barely move a BM25 ranking anyway, are left out; a store this small never drops a term.
-POSTINGS_BUDGET = 20_000
-# When even the rarest term is past the budget, only its newest matches are ranked, this many.
-NEWEST_MATCHES = 10_000
+# A full-text query costs about one score per posting of its terms (≈ 2 µs each: a word in a third
+# of a million chunks cost 1.2-1.9 CPU-s). Terms are taken rarest first while their postings fit
+# this budget (the rarest always), so codes and rare words decide and the commonest words, which
+# barely move a BM25 ranking (idf ln 200 at this share of 1M chunks, against ≈ 12 for a code),
+# are left out. A store this small never drops a term.
+POSTINGS_BUDGET = 5_000
+# When even the rarest term is past the budget, its newest matches are taken, at most this many
+# (PostgreSQL ranks them; SQLite cannot rank without reading every posting).
+NEWEST_MATCHES = 2_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -748,9 +750,13 @@ class SQLiteStore:
         return scored[:k]
 
     def _documents_with(self, column: str, term: str) -> int:
-        row = self.db.execute("SELECT doc FROM chunks_fts_terms WHERE term = ? AND col = ?", (term, column)).fetchone()
-        # Unknown here can still match: the tokenizer may split a query token (c++) or fold it (café).
-        return row[0] if row else 0
+        """Chunks holding `term`, counted up to just past the budget: FTS5's own counts (fts5vocab, and
+        the IDF inside bm25()) read a term's whole posting list, 70 ms for a word in 800k chunks."""
+        query = f"{column} : ({fts_query([term])})"
+        return self.db.execute(
+            "SELECT count(*) FROM (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)",
+            (query, POSTINGS_BUDGET + 1),
+        ).fetchone()[0]
 
     def lexical_candidates(self, text: str, k: int, filters: SearchFilters) -> list[tuple[str, float]]:
         if k <= 0:
@@ -762,13 +768,15 @@ class SQLiteStore:
             return []
         where, filter_params = _filter_sql(filters)
         join = " JOIN chunks c ON c.rowid = chunks_fts.rowid" if where else ""
-        select = f"SELECT chunks_fts.rowid, bm25(chunks_fts, 1.0, {BIGRAM_WEIGHT}) AS rank FROM chunks_fts{join}"
         if plan.bounded:
-            sql = f"{select} WHERE chunks_fts MATCH ?{where} ORDER BY chunks_fts.rowid DESC LIMIT ?"
-            found = sorted(self.db.execute(sql, [query, *filter_params, NEWEST_MATCHES]), key=lambda row: row[1])[:k]
+            # Every term is in most chunks: bm25() would read their whole posting lists for the IDF,
+            # so the newest matches come first, equally scored (fusion reads ranks, not scores).
+            sql = f"SELECT chunks_fts.rowid, 0.0 FROM chunks_fts{join} WHERE chunks_fts MATCH ?{where} "
+            sql += "ORDER BY chunks_fts.rowid DESC LIMIT ?"
         else:
-            sql = f"{select} WHERE chunks_fts MATCH ?{where} ORDER BY rank LIMIT ?"
-            found = self.db.execute(sql, [query, *filter_params, k]).fetchall()
+            sql = f"SELECT chunks_fts.rowid, bm25(chunks_fts, 1.0, {BIGRAM_WEIGHT}) AS rank FROM chunks_fts{join} "
+            sql += f"WHERE chunks_fts MATCH ?{where} ORDER BY rank LIMIT ?"
+        found = self.db.execute(sql, [query, *filter_params, min(k, NEWEST_MATCHES)]).fetchall()
         if not found:
             return []
         ids = dict(
