@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from threadkeep.model import Skip
+from threadkeep.model import ReadResult, Skip
 
 MAX_LINE_CHARS = 5_000_000
 # Largest file a reader loads (readers hold a whole file in memory to parse it). Real exports
@@ -311,3 +311,24 @@ def list_unclaimed(path: Path, read: list[Path], what: str, skipped: list[Skip],
     for child in sorted(path.rglob("*") if recursive else path.glob("*")):
         if child.is_file() and child not in chosen:
             skipped.append(Skip(str(child), None, f"not recognised by the {what} reader; left out"))
+
+
+def read_line_files(
+    path: Path,
+    name: str,
+    what: str,
+    detect: Callable[[Path], bool],
+    read_file: Callable[[Path, ReadResult], None],
+    recursive: bool = False,
+) -> ReadResult:
+    """A line-format reader's `read`: each file it claims under `path` read into one result, in time order.
+
+    Files it does not claim are listed as skips, and symlinks leading out of `path` are not followed.
+    """
+    result = ReadResult(format=name)
+    files = files_to_read(path, detect, what, result.skipped, recursive=recursive)
+    list_unclaimed(path, files, what, result.skipped, recursive=recursive)
+    for file in confined(path, files, result.skipped):
+        read_file(file, result)
+    result.messages.sort(key=lambda message: message.sent_at)
+    return result

@@ -36,7 +36,7 @@ from datetime import date, datetime, time, timedelta, timezone
 from pathlib import Path
 
 from threadkeep.model import Conversation, Message, ReadResult, Skip
-from threadkeep.readers._io import confined, files_to_read, head_lines, list_unclaimed, read_text_or_skip
+from threadkeep.readers._io import head_lines, read_line_files, read_text_or_skip
 
 NAME = "kakaotalk"
 
@@ -298,10 +298,4 @@ def _read_file(path: Path, result: ReadResult) -> None:
 
 
 def read(path: Path) -> ReadResult:
-    result = ReadResult(format=NAME)
-    files = files_to_read(path, detect, "KakaoTalk", result.skipped)
-    list_unclaimed(path, files, "KakaoTalk", result.skipped)
-    for file in confined(path, files, result.skipped):
-        _read_file(file, result)
-    result.messages.sort(key=lambda message: message.sent_at)
-    return result
+    return read_line_files(path, NAME, "KakaoTalk", detect, _read_file)

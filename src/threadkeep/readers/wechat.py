@@ -27,7 +27,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from threadkeep.model import Conversation, Message, ReadResult, Skip
-from threadkeep.readers._io import confined, files_to_read, head_lines, list_unclaimed, read_text_or_skip
+from threadkeep.readers._io import head_lines, read_line_files, read_text_or_skip
 
 NAME = "wechat"
 
@@ -254,10 +254,4 @@ def _read_file(path: Path, result: ReadResult) -> None:
 
 
 def read(path: Path) -> ReadResult:
-    result = ReadResult(format=NAME)
-    files = files_to_read(path, detect, "WeChat", result.skipped)
-    list_unclaimed(path, files, "WeChat", result.skipped)
-    for file in confined(path, files, result.skipped):
-        _read_file(file, result)
-    result.messages.sort(key=lambda message: message.sent_at)
-    return result
+    return read_line_files(path, NAME, "WeChat", detect, _read_file)
