@@ -13,7 +13,7 @@ import pytest
 from contract.backends import is_postgres
 from threadkeep.model import Chunk, Conversation, Document
 from threadkeep.store import SearchFilters, open_store
-from threadkeep.store.sqlite import input_hash
+from threadkeep.store.base import input_hash
 
 DIM = 384
 START = datetime(2026, 1, 1, tzinfo=UTC)
@@ -182,9 +182,10 @@ def test_changes_made_after_the_file_was_written_are_searched(make_location, mon
 
 def test_common_words_are_bounded_and_exact_codes_still_decide(store_location, monkeypatch):
     # Budgets small enough that this small store has common words: 同步 is in every chunk.
+    monkeypatch.setattr("threadkeep.store.base.POSTINGS_BUDGET", 10)
     monkeypatch.setattr("threadkeep.store.sqlite.POSTINGS_BUDGET", 10)
     monkeypatch.setattr("threadkeep.store.sqlite.NEWEST_MATCHES", 15)
-    monkeypatch.setattr("threadkeep.store.postgres.NEWEST_MATCHES", 15, raising=False)
+    monkeypatch.setattr("threadkeep.store.postgres.NEWEST_MATCHES", 15)
     texts = [f"同步 进度 {i} 卡住" if i % 2 else f"同步 上传 {i}" for i in range(40)]
     texts[7] = "同步 报错 E1024 重启"
     texts[21] = "安装 同步 报错 0x80070005"

@@ -21,7 +21,7 @@ from threadkeep.api import KnowledgeBase
 from threadkeep.embed import HashEmbedder, get_embedder
 from threadkeep.model import Chunk, Conversation
 from threadkeep.store import SearchFilters, StoreError, open_store
-from threadkeep.store.sqlite import input_hash
+from threadkeep.store.base import input_hash
 from threadkeep.text import cjk_bigrams, content_tokens
 
 NOW = datetime(2026, 5, 18, tzinfo=UTC)

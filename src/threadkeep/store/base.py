@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from hashlib import sha256
 from typing import Any, Protocol
 
 import numpy as np
@@ -214,3 +215,54 @@ class Store(Protocol):
         """The latest chat chunks in this state, newest first (the start page's example questions)."""
 
     def stats(self) -> dict[str, object]: ...
+
+
+# --- full text and content hashes, the same for every backend ---------------------------------
+
+# CJK character pairs back up word segmentation in full text, at a tenth of a word's weight.
+BIGRAM_WEIGHT = 0.1
+
+# A full-text query costs about one score per posting of its terms (≈ 2 µs each: a word in a third
+# of a million chunks cost 1.2-1.9 CPU-s). Terms are taken rarest first while their postings fit
+# this budget (the rarest always), so codes and rare words decide and the commonest words, which
+# barely move a BM25 ranking (idf ln 200 at this share of 1M chunks, against ≈ 12 for a code),
+# are left out. A store this small never drops a term.
+POSTINGS_BUDGET = 5_000
+# When even the rarest term is past the budget, its newest matches are taken, at most this many
+# (PostgreSQL ranks them; SQLite cannot rank without reading every posting).
+NEWEST_MATCHES = 2_000
+
+
+@dataclass(frozen=True, slots=True)
+class TermPlan:
+    words: list[str]
+    bigrams: list[str]
+    bounded: bool  # rank only the newest NEWEST_MATCHES matches
+
+
+def plan_terms(words: Iterable[str], bigrams: Iterable[str], documents: Callable[[str, str], int]) -> TermPlan:
+    """Which query terms to search, given `documents(column, term)`: how many chunks hold the term."""
+    counted = sorted(
+        (documents(column, term), order, column, term)
+        for order, (column, term) in enumerate(
+            [*(("words", w) for w in dict.fromkeys(words)), *(("bigrams", b) for b in dict.fromkeys(bigrams))]
+        )
+    )
+    kept: list[tuple[int, str, str]] = []
+    postings = 0
+    for count, order, column, term in counted:
+        if kept and postings + count > POSTINGS_BUDGET:
+            break
+        kept.append((order, column, term))
+        postings += count
+    kept.sort()
+    return TermPlan(
+        [term for _, column, term in kept if column == "words"],
+        [term for _, column, term in kept if column == "bigrams"],
+        postings > POSTINGS_BUDGET,
+    )
+
+
+def input_hash(text: str) -> str:
+    """The key a vector is stored and reused under: the hash of the text it embeds."""
+    return sha256(text.encode("utf-8")).hexdigest()

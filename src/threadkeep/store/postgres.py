@@ -42,19 +42,22 @@ from psycopg.types.json import Jsonb
 
 from threadkeep.model import Chunk, Conversation, Document, Message, Thread
 from threadkeep.store.base import (
+    BIGRAM_WEIGHT,
     CHUNK_COLUMNS,
     FORGOTTEN_KEYS,
+    NEWEST_MATCHES,
     BasedOn,
     ConversationRecord,
     SearchFilters,
     StoreError,
     StoreNotFound,
     chunk_from_row,
+    input_hash,
     message_from_row,
+    plan_terms,
     require_current,
     thread_rows,
 )
-from threadkeep.store.sqlite import BIGRAM_WEIGHT, NEWEST_MATCHES, input_hash, plan_terms
 from threadkeep.text import cjk_bigrams, content_tokens
 
 INSTALL_HINT = "install it with `sudo bash scripts/install-pgvector.sh` (Debian) or your system's pgvector package"

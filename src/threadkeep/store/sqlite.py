@@ -15,9 +15,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
@@ -25,16 +24,21 @@ import numpy as np
 
 from threadkeep.model import Chunk, Conversation, Document, Message, Thread
 from threadkeep.store.base import (
+    BIGRAM_WEIGHT,
     CHUNK_COLUMNS,
     FORGOTTEN_KEYS,
     MESSAGE_COLUMNS,
+    NEWEST_MATCHES,
+    POSTINGS_BUDGET,
     BasedOn,
     ConversationRecord,
     SearchFilters,
     StoreError,
     StoreNotFound,
     chunk_from_row,
+    input_hash,
     message_from_row,
+    plan_terms,
     require_current,
     thread_rows,
 )
@@ -165,59 +169,9 @@ def _statements(script: str) -> Iterator[str]:
             statement = ""
 
 # Bigrams back up word matches; they count for less so word matches keep deciding the ranking.
-BIGRAM_WEIGHT = 0.1
-
-
 def fts_query(tokens: Iterable[str]) -> str:
     unique = dict.fromkeys(token.replace('"', '""') for token in tokens)
     return " OR ".join(f'"{token}"' for token in unique)
-
-
-# A full-text query costs about one score per posting of its terms (≈ 2 µs each: a word in a third
-# of a million chunks cost 1.2-1.9 CPU-s). Terms are taken rarest first while their postings fit
-# this budget (the rarest always), so codes and rare words decide and the commonest words, which
-# barely move a BM25 ranking (idf ln 200 at this share of 1M chunks, against ≈ 12 for a code),
-# are left out. A store this small never drops a term.
-POSTINGS_BUDGET = 5_000
-# When even the rarest term is past the budget, its newest matches are taken, at most this many
-# (PostgreSQL ranks them; SQLite cannot rank without reading every posting).
-NEWEST_MATCHES = 2_000
-
-
-@dataclass(frozen=True, slots=True)
-class TermPlan:
-    words: list[str]
-    bigrams: list[str]
-    bounded: bool  # rank only the newest NEWEST_MATCHES matches
-
-
-def plan_terms(words: Iterable[str], bigrams: Iterable[str], documents: Callable[[str, str], int]) -> TermPlan:
-    """Which query terms to search, given `documents(column, term)`: how many chunks hold the term."""
-    counted = sorted(
-        (documents(column, term), order, column, term)
-        for order, (column, term) in enumerate(
-            [*(("words", w) for w in dict.fromkeys(words)), *(("bigrams", b) for b in dict.fromkeys(bigrams))]
-        )
-    )
-    kept: list[tuple[int, str, str]] = []
-    postings = 0
-    for count, order, column, term in counted:
-        if kept and postings + count > POSTINGS_BUDGET:
-            break
-        kept.append((order, column, term))
-        postings += count
-    kept.sort()
-    return TermPlan(
-        [term for _, column, term in kept if column == "words"],
-        [term for _, column, term in kept if column == "bigrams"],
-        postings > POSTINGS_BUDGET,
-    )
-
-
-def input_hash(text: str) -> str:
-    from hashlib import sha256
-
-    return sha256(text.encode("utf-8")).hexdigest()
 
 
 SQLITE_HEADER = b"SQLite format 3\x00"
