@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import codecs
 import contextvars
+import hashlib
 import json
 import re
 from collections.abc import Callable, Iterator
@@ -332,3 +333,15 @@ def read_line_files(
         read_file(file, result)
     result.messages.sort(key=lambda message: message.sent_at)
     return result
+
+
+def text_message_id(conversation: str, moment: datetime, sender: str, text: str, seen: dict[str, int]) -> str:
+    """A stable id for a message of a format that has none: conversation, time and a hash of who said what.
+
+    `seen` numbers repeats (the same words from the same person in the same second), so every id is unique
+    and a re-read of the same export gives the same ids.
+    """
+    digest = hashlib.sha1(f"{sender}\n{text}".encode()).hexdigest()[:10]
+    base = f"{conversation}:{moment:%Y%m%dT%H%M%S}:{digest}"
+    seen[base] = seen.get(base, 0) + 1
+    return base if seen[base] == 1 else f"{base}-{seen[base]}"

@@ -35,7 +35,6 @@ Decisions:
 
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
@@ -43,7 +42,7 @@ from itertools import pairwise
 from pathlib import Path
 
 from threadkeep.model import Conversation, Message, ReadResult, Skip
-from threadkeep.readers._io import head_lines, read_line_files, read_text_or_skip
+from threadkeep.readers._io import head_lines, read_line_files, read_text_or_skip, text_message_id
 
 NAME = "irc"
 
@@ -262,13 +261,6 @@ def _channel(path: Path, lines: list[_Line]) -> str:
     return stem or path.stem
 
 
-def _message_id(conversation: str, moment: datetime, sender: str, text: str, seen: dict[str, int]) -> str:
-    digest = hashlib.sha1(f"{sender}\n{text}".encode()).hexdigest()[:10]
-    base = f"{conversation}:{moment:%Y%m%dT%H%M%S}:{digest}"
-    seen[base] = seen.get(base, 0) + 1
-    return base if seen[base] == 1 else f"{base}-{seen[base]}"
-
-
 def _opening_hour(value: str) -> int | None:
     """The hour of a `Log opened Mon Nov 15 15:02:11 2004` time, when it has one."""
     try:
@@ -410,7 +402,7 @@ def _read_file(path: Path, result: ReadResult) -> None:
             metadata["action"] = True
         result.messages.append(
             Message(
-                id=_message_id(ref, moment, line.sender, line.text, seen),
+                id=text_message_id(ref, moment, line.sender, line.text, seen),
                 conversation=ref,
                 sender=line.sender,
                 sender_name="" if system else line.sender,

@@ -29,14 +29,13 @@ Decisions:
 
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta, timezone
 from pathlib import Path
 
 from threadkeep.model import Conversation, Message, ReadResult, Skip
-from threadkeep.readers._io import head_lines, read_line_files, read_text_or_skip
+from threadkeep.readers._io import head_lines, read_line_files, read_text_or_skip, text_message_id
 
 NAME = "kakaotalk"
 
@@ -248,13 +247,6 @@ def _media(text: str) -> tuple[str, str]:
     return kind, "\n".join(part for part in (placeholder, caption) if part)
 
 
-def _message_id(conversation: str, moment: datetime, sender: str, text: str, seen: dict[str, int]) -> str:
-    digest = hashlib.sha1(f"{sender}\n{text}".encode()).hexdigest()[:10]
-    base = f"{conversation}:{moment:%Y%m%dT%H%M%S}:{digest}"
-    seen[base] = seen.get(base, 0) + 1
-    return base if seen[base] == 1 else f"{base}-{seen[base]}"
-
-
 def _read_file(path: Path, result: ReadResult) -> None:
     file = str(path)
     text = read_text_or_skip(path, result.skipped)
@@ -281,7 +273,7 @@ def _read_file(path: Path, result: ReadResult) -> None:
             speakers.add(sender)
         result.messages.append(
             Message(
-                id=_message_id(ref, raw.moment, sender, body, seen),
+                id=text_message_id(ref, raw.moment, sender, body, seen),
                 conversation=ref,
                 sender=sender,
                 sender_name="" if system else sender,

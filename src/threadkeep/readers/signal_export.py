@@ -31,14 +31,13 @@ Decisions:
 
 from __future__ import annotations
 
-import hashlib
 import re
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from threadkeep.model import Conversation, Message, ReadResult, Skip
-from threadkeep.readers._io import confined, head_lines, iter_json_lines, read_text_or_skip
+from threadkeep.readers._io import confined, head_lines, iter_json_lines, read_text_or_skip, text_message_id
 
 NAME = "signal"
 
@@ -363,13 +362,6 @@ def _read_txt(path: Path, result: ReadResult) -> list[_Draft]:
     return drafts
 
 
-def _message_id(conversation: str, moment: datetime, sender: str, text: str, seen: dict[str, int]) -> str:
-    digest = hashlib.sha1(f"{sender}\n{text}".encode()).hexdigest()[:10]
-    base = f"{conversation}:{moment:%Y%m%dT%H%M%S}:{digest}"
-    seen[base] = seen.get(base, 0) + 1
-    return base if seen[base] == 1 else f"{base}-{seen[base]}"
-
-
 def _add_chat(title: str, drafts: list[_Draft], source: Path, result: ReadResult) -> None:
     if not drafts:
         result.skipped.append(Skip(str(source), None, "no Signal messages found"))
@@ -383,7 +375,7 @@ def _add_chat(title: str, drafts: list[_Draft], source: Path, result: ReadResult
             speakers.add(draft.sender)
         result.messages.append(
             Message(
-                id=_message_id(ref, draft.moment, draft.sender, draft.text, seen),
+                id=text_message_id(ref, draft.moment, draft.sender, draft.text, seen),
                 conversation=ref,
                 sender=draft.sender,
                 sender_name=draft.sender,

@@ -38,7 +38,6 @@ Decisions:
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import re
 from dataclasses import dataclass, field
@@ -46,7 +45,7 @@ from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 
 from threadkeep.model import Conversation, Message, ReadResult, Skip
-from threadkeep.readers._io import confined, head_lines, read_text_or_skip
+from threadkeep.readers._io import confined, head_lines, read_text_or_skip, text_message_id
 
 NAME = "whatsapp"
 
@@ -321,13 +320,6 @@ def _media(text: str) -> tuple[str, str]:
     return kind, "\n".join(part for part in (placeholder, caption) if part)
 
 
-def _message_id(conversation: str, moment: datetime, sender: str, text: str, seen: dict[str, int]) -> str:
-    digest = hashlib.sha1(f"{sender}\n{text}".encode()).hexdigest()[:10]
-    base = f"{conversation}:{moment:%Y%m%dT%H%M%S}:{digest}"
-    seen[base] = seen.get(base, 0) + 1
-    return base if seen[base] == 1 else f"{base}-{seen[base]}"
-
-
 def _parse_lines(text: str, file: str, skipped: list[Skip]) -> list[_Raw]:
     raws: list[_Raw] = []
     for number, line in enumerate(text.splitlines(), start=1):
@@ -451,7 +443,7 @@ def _read_file(path: Path, result: ReadResult) -> None:
             metadata["edited"] = True
         result.messages.append(
             Message(
-                id=_message_id(ref, draft.moment, draft.sender, body, seen),
+                id=text_message_id(ref, draft.moment, draft.sender, body, seen),
                 conversation=ref,
                 sender=draft.sender,
                 sender_name="" if system else draft.sender,
