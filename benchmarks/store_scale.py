@@ -37,12 +37,14 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import argparse
 import json
+import sqlite3
 import subprocess
 import sys
 import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from contextlib import closing
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -330,18 +332,35 @@ def cold_cli(path: Path, runs: int = 3) -> list[float]:
     return times
 
 
-def run_sqlite(data: Data, k: int, folder: Path, sizes: list[int], embedder: E5Embedder) -> None:
+def chunk_count(path: Path) -> int:
+    if not path.exists():
+        return 0
+    with closing(sqlite3.connect(path)) as db:
+        return db.execute("SELECT count(*) FROM chunks").fetchone()[0]
+
+
+def run_sqlite(data: Data, k: int, folder: Path, sizes: list[int], embedder: E5Embedder, reuse: bool) -> None:
+    """One store grown through the sizes, or with `reuse` one kept store per size, loaded only if incomplete."""
     path = folder / "scale.db"
     loaded = 0
     for n in sizes:
+        if reuse:
+            path, loaded = folder / f"scale-{n}.db", 0
+            if chunk_count(path) == n:
+                print(f"sqlite {n:,}: reusing {path}  ({load_average()})")
+                loaded = n
+            else:
+                for stale in (path, *(path.with_name(path.name + end) for end in ("-wal", "-shm", ".vectors"))):
+                    stale.unlink(missing_ok=True)
         store = open_store(path)
         assert isinstance(store, SQLiteStore)
         store.bind_embedder(embedder.name, data.vectors.shape[1])
-        store_seconds, prep = load(store, data, loaded, n)
-        print(
-            f"sqlite {n:,}: loaded {n - loaded:,} chunks in {store_seconds:.1f} s "
-            f"({(n - loaded) / store_seconds:,.0f} chunks/s; +{prep:.1f} s prep)  ({load_average()})"
-        )
+        if loaded < n:
+            store_seconds, prep = load(store, data, loaded, n)
+            print(
+                f"sqlite {n:,}: loaded {n - loaded:,} chunks in {store_seconds:.1f} s "
+                f"({(n - loaded) / store_seconds:,.0f} chunks/s; +{prep:.1f} s prep)  ({load_average()})"
+            )
         loaded = n
         tick = time.perf_counter()
         store.close()  # a writer leaves the vector file up to date for the next process
@@ -442,6 +461,9 @@ def main() -> None:
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--ef-search", nargs="+", type=int, default=[40, 100], help="PostgreSQL hnsw.ef_search")
     parser.add_argument("--keep", action="store_true", help="keep the PostgreSQL database")
+    parser.add_argument(
+        "--folder", type=Path, help="keep one SQLite store per size here and reuse those already loaded"
+    )
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument(
         "--spread", type=float, default=1.0, help="scatter around each cluster centre (higher: harder for ANN)"
@@ -455,9 +477,12 @@ def main() -> None:
         f"{largest:,} synthetic {args.dim}-d vectors (48-d subspace, 2,000 clusters) "
         f"in {time.perf_counter() - tick:.1f} s; {os.cpu_count()} cores, {load_average()}"
     )
-    if args.sizes:
+    if args.sizes and args.folder:
+        args.folder.mkdir(parents=True, exist_ok=True)
+        run_sqlite(data, args.k, args.folder, sorted(args.sizes), E5Embedder(), reuse=True)
+    elif args.sizes:
         with tempfile.TemporaryDirectory() as folder:
-            run_sqlite(data, args.k, Path(folder), sorted(args.sizes), E5Embedder())
+            run_sqlite(data, args.k, Path(folder), sorted(args.sizes), E5Embedder(), reuse=False)
     for n in args.postgres_sizes:
         part = Data(data.vectors[:n], data.labels[:n], data.queries, data.query_labels)
         run_postgres(part, args.k, args.ef_search, args.keep)
