@@ -12,20 +12,22 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from threadkeep.answer import Answer, build_answer
-from threadkeep.answerability import Assessment, assess
-from threadkeep.delta import DeltaReport, apply_delta
-from threadkeep.documents import is_document
 from threadkeep.embed import Embedder, get_embedder
-from threadkeep.generate import Endpoint, generate
-from threadkeep.ingest import IngestReport, ProgressCallback, ingest_path
 from threadkeep.model import Chunk, Conversation, Hit, Message, ReadResult, Thread
-from threadkeep.readers import Limits, read_path
 from threadkeep.search import SearchSettings, retrieve
 from threadkeep.store import SearchFilters, Store, open_store
-from threadkeep.text import is_question
-from threadkeep.threads import ThreadSettings, build_threads
+
+# Ingest, answering, readers and threading are imported where they are used: a search (every CLI
+# call pays its imports) needs none of them, and together they cost most of a cold start.
+if TYPE_CHECKING:
+    from threadkeep.answer import Answer
+    from threadkeep.delta import DeltaReport
+    from threadkeep.generate import Endpoint
+    from threadkeep.ingest import IngestReport, ProgressCallback
+    from threadkeep.readers import Limits
+    from threadkeep.threads import ThreadSettings
 
 # An example question is a single short line, so it reads as something a person would type.
 EXAMPLE_CHARS = (6, 80)
@@ -135,6 +137,8 @@ class KnowledgeBase:
         limits: Limits | None = None,
     ) -> IngestReport:
         """Ingest every chat export and document under `path` (file, folder or zip); see `IngestReport`."""
+        from threadkeep.ingest import ingest_path
+
         return ingest_path(self.store, path, self.embedder, format, settings, progress, limits)
 
     def search(
@@ -176,6 +180,10 @@ class KnowledgeBase:
     ) -> Answer:
         """A grouped, cited answer, or no answer with the reason and the nearest passages (labelled as not an
         answer); `show_nearest` adds those to an answer too. A configured model only words an answer."""
+        from threadkeep.answer import build_answer
+        from threadkeep.answerability import Assessment, assess
+        from threadkeep.generate import generate
+
         figures = self.store.stats()
         if not figures.get("chunks"):
             reason = f"the store is empty ({figures.get('location')}); ingest an export or documents first"
@@ -229,6 +237,8 @@ class KnowledgeBase:
         return ThreadView(conversation, messages, frozenset(cited or (message_id,)), thread_ids)
 
     def apply_delta(self, path: str | Path, settings: ThreadSettings | None = None) -> DeltaReport:
+        from threadkeep.delta import apply_delta
+
         return apply_delta(self.store, path, self.embedder, settings)
 
     def stats(self) -> dict[str, object]:
@@ -264,6 +274,8 @@ class KnowledgeBase:
 
     def example_questions(self, count: int = 3, tried: int = 8) -> list[str]:
         """Opening questions of recent resolved discussions that get an answer (at most `tried` asked)."""
+        from threadkeep.text import is_question
+
         found: list[str] = []
         candidates = 0
         for chunk in self.store.recent_chat_chunks("resolved", count * 10):
@@ -316,6 +328,9 @@ class KnowledgeBase:
 
 def read_chats(path: str | Path, format: str | None = None, limits: Limits | None = None) -> ReadResult:
     """The chat exports under `path` as read; documents and other files are listed in `not_read`."""
+    from threadkeep.documents import is_document
+    from threadkeep.readers import read_path
+
     return read_path(path, format, limits, is_document=is_document)
 
 
@@ -323,6 +338,8 @@ def threads_of(
     path: str | Path, format: str | None = None, settings: ThreadSettings | None = None, limits: Limits | None = None
 ) -> tuple[ReadResult, list[Thread]]:
     """An export as read, and the threads of each of its conversations, without any store."""
+    from threadkeep.threads import build_threads
+
     result = read_chats(path, format, limits)
     kinds = {conversation.ref: conversation.kind for conversation in result.conversations}
     by_conversation: dict[str, list] = {}

@@ -13,28 +13,56 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, Progress, TaskID, TextColumn
 
 from threadkeep.api import KnowledgeBase, hit_to_dict, read_chats, threads_of
-from threadkeep.chunks.chat import transcript_line
-from threadkeep.generate import Endpoint, GenerationError
-from threadkeep.ingest import EMBED_SLICE, IngestReport
 from threadkeep.model import SKIPS_SHOWN, Conversation, Hit, Message, ReadResult, Skip, summarize_skips
-from threadkeep.readers import ArchiveError, Limits, UnknownFormatError, format_names
 from threadkeep.store import SearchFilters, StoreError, StoreNotFound, default_location
-from threadkeep.threads import ThreadSettings
-from threadkeep.transcript import to_transcript
+
+# Readers, ingest, threading, generation and progress bars are imported by the commands that use
+# them: every call pays the imports at the top, and a search needs none of these.
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
+
+    from threadkeep.ingest import IngestReport
+    from threadkeep.readers import Limits
 
 # Stored text is shown as it was written: no emoji codes turned into emoji, no line wrapping.
 out = Console(highlight=False, soft_wrap=True, emoji=False)
 err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"]}
-LIBRARY_ERRORS = (StoreError, UnknownFormatError, ArchiveError, FileNotFoundError, GenerationError)
+
+
+def library_errors() -> tuple[type[Exception], ...]:
+    """The errors reported as `error: ...`. Evaluated only when an exception is on its way out, when the
+    module that raised it is loaded, so a command that never imported the readers need not import them."""
+    errors: list[type[Exception]] = [StoreError, FileNotFoundError]
+    for module, names in (("threadkeep.readers", ("UnknownFormatError", "ArchiveError")),
+                          ("threadkeep.generate", ("GenerationError",))):  # fmt: skip
+        if module in sys.modules:
+            errors.extend(getattr(sys.modules[module], name) for name in names)
+    return tuple(errors)
+
+
+class FormatChoice(click.Choice):
+    """A reader's name (and `document` where documents can be read), listed only when an option is
+    parsed or shown: the list comes from importing every reader."""
+
+    def __init__(self, document: bool = False) -> None:
+        self.document = document
+        self.case_sensitive = True
+
+    @property
+    def choices(self) -> tuple[str, ...]:  # type: ignore[override]
+        from threadkeep.readers import format_names
+
+        return (*format_names(), *(["document"] if self.document else []))
+
 
 db_option = click.option(
     "--db",
@@ -78,6 +106,8 @@ def _parse_size(value: str) -> int:
 
 
 def _limits(max_file_size: str | None) -> Limits | None:
+    from threadkeep.readers import Limits
+
     if max_file_size is None:
         return None
     size = _parse_size(max_file_size)
@@ -159,7 +189,7 @@ class ThreadkeepGroup(click.Group):
         except click.exceptions.Abort:
             click.echo("\nstopped", err=True)
             sys.exit(130)
-        except LIBRARY_ERRORS as error:
+        except library_errors() as error:
             click.echo(f"error: {describe_error(error)}", err=True)
             sys.exit(EXIT_NOTHING_READ)
         sys.exit(result if isinstance(result, int) else 0)
@@ -229,6 +259,8 @@ class IngestProgress:
 
     def __enter__(self) -> IngestProgress:
         if not self.quiet and err.is_terminal:
+            from rich.progress import BarColumn, Progress, TextColumn
+
             self.bar = Progress(
                 TextColumn("{task.description}"),
                 BarColumn(),
@@ -246,6 +278,8 @@ class IngestProgress:
 
     def __call__(self, stage: str, done: int, total: int) -> None:
         if stage == "embedding":
+            from threadkeep.ingest import EMBED_SLICE
+
             if done <= EMBED_SLICE:
                 self.stage_started[stage] = time.monotonic()
             self.embedding = (done, total)
@@ -437,7 +471,7 @@ def _ingest_option(flag: str, reader: str) -> Callable:
 @click.option(
     "--format",
     "format",
-    type=click.Choice([*format_names(), "document"]),
+    type=FormatChoice(document=True),
     default=None,
     help="Read the whole PATH with this reader only (document: documents only).",
 )
@@ -505,9 +539,7 @@ def _signature(path: Path) -> tuple[int, float, int]:
 
 @main.command()
 @click.argument("path", type=click.Path(exists=True))
-@click.option(
-    "--format", "format", type=click.Choice([*format_names(), "document"]), default=None, help="Force a reader."
-)
+@click.option("--format", "format", type=FormatChoice(document=True), default=None, help="Force a reader.")
 @click.option(
     "--every", "interval", default=60.0, show_default=True, type=click.FloatRange(min=0), help="Seconds between looks."
 )
@@ -546,24 +578,26 @@ def watch(path: str, format: str | None, interval: float, rounds: int | None, db
 
 @main.command(epilog=EXIT_CODES_HELP)
 @click.argument("path", type=click.Path(exists=True))
-@click.option("--format", "format", type=click.Choice(format_names()), default=None, help="Force a reader.")
+@click.option("--format", "format", type=FormatChoice(), default=None, help="Force a reader.")
 @click.option("--jsonl", "as_jsonl", is_flag=True, help="One JSON line per message: id, thread, reply_to.")
 @click.option("--json", "as_json", is_flag=True, help="The threads as one JSON list: conversation, messages, replies.")
 @click.option(
     "--assigner",
     type=click.Choice(["learned", "rules"]),
-    default=ThreadSettings().assigner,
-    show_default=True,
-    help="The learned reply-link model or the hand-written rules.",
+    default=None,
+    help="The learned reply-link model (the default) or the hand-written rules.",
 )
 @strict_option
 @skips_option
 def threads(
-    path: str, format: str | None, as_jsonl: bool, as_json: bool, assigner: str, strict: bool, skips: str
+    path: str, format: str | None, as_jsonl: bool, as_json: bool, assigner: str | None, strict: bool, skips: str
 ) -> None:
     """Reconstruct the threads of an export (no store needed)."""
+    from threadkeep.threads import ThreadSettings
+
     shown = _skips_shown(skips)
-    result, found = threads_of(path, format, ThreadSettings(assigner=assigner))
+    settings = ThreadSettings(assigner=assigner) if assigner else ThreadSettings()
+    result, found = threads_of(path, format, settings)
     _report_read(path, result, shown, strict, format)
     if as_json:
         listed = [
@@ -599,7 +633,7 @@ def threads(
 
 @main.command(epilog=EXIT_CODES_HELP)
 @click.argument("path", type=click.Path(exists=True))
-@click.option("--format", "format", type=click.Choice(format_names()), default=None, help="Force a reader.")
+@click.option("--format", "format", type=FormatChoice(), default=None, help="Force a reader.")
 @click.option("--jsonl", "as_jsonl", is_flag=True, help="Print the normalized messages, one JSON object a line.")
 @strict_option
 @skips_option
@@ -620,6 +654,8 @@ def normalize(path: str, format: str | None, as_jsonl: bool, strict: bool, skips
         lines = [json.dumps(message_to_dict(m), ensure_ascii=False) for m in result.messages]
         click.echo("\n".join(lines))
         return
+    from threadkeep.transcript import to_transcript
+
     conversations = {conversation.ref: conversation for conversation in result.conversations}
     blocks = []
     for ref, messages in by_conversation.items():
@@ -640,6 +676,8 @@ def _report_read(path: str, result: ReadResult, shown: int | None, strict: bool,
 
 def chat_line(message: Message) -> str:
     """`[2026-05-14 10:02] 小明: text`, later lines of a multi-line message indented under it."""
+    from threadkeep.chunks.chat import transcript_line
+
     text = "(recalled)" if message.recalled else message.text
     first, *rest = transcript_line(replace(message, text=text)).split("\n")
     return "\n".join([first, *(f"    {line}" for line in rest)])
@@ -745,6 +783,8 @@ def ask(
     QUESTION `-` reads the question from stdin.
     """
     question = _text_argument(question, "question")
+    from threadkeep.generate import Endpoint
+
     endpoint = Endpoint.from_environment() if generate else None
     with open_kb(db) as kb:
         require_content(kb)
