@@ -280,9 +280,7 @@ def report(name: str, data: Data, store: Store, k: int, ef_values: list[int], n:
     for common in (False, True):
         walls, cpus = measure_lexical(store, len(data.queries) // (4 if common else 1), common)
         what = "full text, 2 commonest" if common else "full text, 2 words"
-        print(
-            f"  {name:24s} {what:22s} top-50 {percentiles(walls)}  CPU {percentiles(cpus)}  ({load_average()})"
-        )
+        print(f"  {name:24s} {what:22s} top-50 {percentiles(walls)}  CPU {percentiles(cpus)}  ({load_average()})")
 
 
 def disk_mb(path: Path) -> float:
@@ -368,11 +366,13 @@ def run_sqlite(data: Data, k: int, folder: Path, sizes: list[int], embedder: E5E
               f"({disk_mb(path) * 1e6 / n:,.0f} MB per million chunks; vector file "
               f"{path.with_name(path.name + '.vectors').stat().st_size / 1e6:,.0f} MB)")  # fmt: skip
         figures = probe(path, data, folder)
-        print(f"  fresh process: imports {1000 * figures['imports']:.0f} ms, "
-              f"open_store {1000 * figures['open']:.0f} ms, "
-              f"first vector query (maps the vector file) {1000 * figures['first']:.0f} ms; after 50 searches "
-              f"RSS {figures['rss_mb']:,.0f} MB, peak {figures['peak_mb']:,.0f} MB "
-              "(interpreter, numpy, jieba included)")
+        print(
+            f"  fresh process: imports {1000 * figures['imports']:.0f} ms, "
+            f"open_store {1000 * figures['open']:.0f} ms, "
+            f"first vector query (maps the vector file) {1000 * figures['first']:.0f} ms; after 50 searches "
+            f"RSS {figures['rss_mb']:,.0f} MB, peak {figures['peak_mb']:,.0f} MB "
+            "(interpreter, numpy, jieba included)"
+        )
         times = cold_cli(path)
         print(f"  cold CLI `threadkeep search` (fresh process, model load + embedding included): "
               f"{', '.join(f'{t:.2f}' for t in times)} s  ({load_average()})")  # fmt: skip
@@ -392,56 +392,81 @@ def run_sqlite(data: Data, k: int, folder: Path, sizes: list[int], embedder: E5E
         store.close()
 
 
-def run_postgres(data: Data, k: int, ef_values: list[int], keep: bool) -> None:
+def run_postgres(data: Data, k: int, ef_values: list[int], keep: bool, reuse: str | None = None) -> None:
+    """Load, index and measure a fresh database; with `reuse`, the database of that name, loaded and
+    indexed only if it does not yet hold exactly these chunks with their index (it is kept)."""
     import psycopg
     from psycopg import sql
     from psycopg.conninfo import conninfo_to_dict
 
     from threadkeep.store.postgres import PostgresStore
 
-    name = f"threadkeep_bench_{uuid.uuid4().hex[:8]}"
+    n = len(data.vectors)
+    name = reuse or f"threadkeep_bench_{uuid.uuid4().hex[:8]}"
     params = conninfo_to_dict(ADMIN_URL)
     user, host, port = params.get("user", "postgres"), params.get("host", "127.0.0.1"), params.get("port", 5432)
     url = f"postgresql://{user}@{host}:{port}/{name}"
+    ready = False
     with psycopg.connect(ADMIN_URL, autocommit=True) as admin:
-        admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+        exists = admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone() is not None
+        if exists:
+            with psycopg.connect(url) as db:
+                held = db.execute("SELECT to_regclass('chunks') IS NOT NULL").fetchone()[0]
+                held = held and db.execute("SELECT count(*) FROM chunks").fetchone()[0] == n
+                ready = held and db.execute("SELECT to_regclass('chunks_embedding') IS NOT NULL").fetchone()[0]
+            if not ready:
+                admin.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(name)))
+        if not ready:
+            admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+        settings = dict(admin.execute(
+            "SELECT name, setting || coalesce(unit, '') FROM pg_settings WHERE name IN "
+            "('shared_buffers', 'maintenance_work_mem', 'max_parallel_maintenance_workers', 'work_mem')"
+        ).fetchall())  # fmt: skip
+    print(f"postgres {n:,}: server settings {settings}  ({load_average()})")
     try:
         store = open_store(url)
         assert isinstance(store, PostgresStore)
-        store.bind_embedder("synthetic", data.vectors.shape[1])
-        store.drop_vector_index()
-        store_seconds, prep = load(store, data)
-        n = len(data.vectors)
-        print(
-            f"postgres: load {n:,} chunks by COPY in {store_seconds:.1f} s "
-            f"({n / store_seconds:,.0f} chunks/s; +{prep:.1f} s prep), HNSW index dropped"
-        )
-        tick = time.perf_counter()
-        memory = "1GB" if n <= 300_000 else "3GB"
-        workers = max(1, (os.cpu_count() or 2) - 1)
-        store.create_vector_index(memory=memory, workers=workers)
-        build = time.perf_counter() - tick
-        size = store.db.execute("SELECT pg_size_pretty(pg_relation_size('chunks_embedding'))").fetchone()[0]
-        print(f"  HNSW build (m 16, ef_construction 64, maintenance_work_mem {memory}, {workers} parallel workers): "
-              f"{build:.1f} s, {size}  ({load_average()})")  # fmt: skip
-        store.db.execute("VACUUM ANALYZE chunks")
+        if ready:
+            print(f"  reusing {url}")
+        else:
+            store.bind_embedder("synthetic", data.vectors.shape[1])
+            store.drop_vector_index()
+            store_seconds, prep = load(store, data)
+            print(
+                f"  load {n:,} chunks by COPY in {store_seconds:.1f} s "
+                f"({n / store_seconds:,.0f} chunks/s; +{prep:.1f} s prep), HNSW index dropped  ({load_average()})"
+            )
+            tick = time.perf_counter()
+            memory = "1GB" if n <= 300_000 else "3GB"
+            workers = max(1, (os.cpu_count() or 2) - 1)
+            store.create_vector_index(memory=memory, workers=workers)
+            build = time.perf_counter() - tick
+            print(f"  HNSW build (m 16, ef_construction 64, maintenance_work_mem {memory}, {workers} parallel "
+                  f"workers): {build:.1f} s  ({load_average()})")  # fmt: skip
+            store.db.execute("VACUUM ANALYZE chunks")
+        sizes = store.db.execute(
+            "SELECT pg_size_pretty(pg_relation_size('chunks_embedding')), pg_database_size(current_database())"
+        ).fetchone()
+        print(f"  HNSW index {sizes[0]}; database {sizes[1] / 1e6:,.0f} MB ({sizes[1] / n:,.0f} MB per million chunks)")
         report("postgres", data, store, k, ef_values)
-        extra = batches(synthetic(2 * PER_SOURCE, data.vectors.shape[1], 1, seed=99))
-        tick = time.perf_counter()
-        for _kind, ref, chunks, vectors in extra:
-            ids = [f"extra-{c.id}" for c in chunks]
-            renamed = [
-                Chunk(**{**_fields(c), "id": i, "source_ref": f"extra-{ref}"}) for c, i in zip(chunks, ids, strict=True)
-            ]
-            store.replace_conversation(Conversation(f"extra-{ref}"), ref, [], [], renamed, vectors)
-        seconds = time.perf_counter() - tick
-        print(
-            f"  incremental: {2 * PER_SOURCE:,} more chunks into the indexed table "
-            f"at {2 * PER_SOURCE / seconds:,.0f} chunks/s"
-        )
+        if not reuse:
+            extra = batches(synthetic(2 * PER_SOURCE, data.vectors.shape[1], 1, seed=99))
+            tick = time.perf_counter()
+            for _kind, ref, chunks, vectors in extra:
+                ids = [f"extra-{c.id}" for c in chunks]
+                renamed = [
+                    Chunk(**{**_fields(c), "id": i, "source_ref": f"extra-{ref}"})
+                    for c, i in zip(chunks, ids, strict=True)
+                ]
+                store.replace_conversation(Conversation(f"extra-{ref}"), ref, [], [], renamed, vectors)
+            seconds = time.perf_counter() - tick
+            print(
+                f"  incremental: {2 * PER_SOURCE:,} more chunks into the indexed table "
+                f"at {2 * PER_SOURCE / seconds:,.0f} chunks/s"
+            )
         store.close()
     finally:
-        if not keep:
+        if not (keep or reuse):
             with psycopg.connect(ADMIN_URL, autocommit=True) as admin:
                 admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
         else:
@@ -461,6 +486,9 @@ def main() -> None:
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--ef-search", nargs="+", type=int, default=[40, 100], help="PostgreSQL hnsw.ef_search")
     parser.add_argument("--keep", action="store_true", help="keep the PostgreSQL database")
+    parser.add_argument(
+        "--postgres-db", help="reuse (or load once and keep) the PostgreSQL database of this name, one size only"
+    )
     parser.add_argument(
         "--folder", type=Path, help="keep one SQLite store per size here and reuse those already loaded"
     )
@@ -485,7 +513,7 @@ def main() -> None:
             run_sqlite(data, args.k, Path(folder), sorted(args.sizes), E5Embedder(), reuse=False)
     for n in args.postgres_sizes:
         part = Data(data.vectors[:n], data.labels[:n], data.queries, data.query_labels)
-        run_postgres(part, args.k, args.ef_search, args.keep)
+        run_postgres(part, args.k, args.ef_search, args.keep, args.postgres_db)
 
 
 if __name__ == "__main__":

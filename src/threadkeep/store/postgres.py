@@ -757,6 +757,34 @@ class PostgresStore:
             params.append(_aware(filters.until))
         return sql.SQL(" AND ").join([sql.SQL("TRUE"), *clauses]), params
 
+    def _rows_estimate(self) -> float:
+        """The planner's row count of chunks (no count(*) of the table), reused like the term statistics."""
+        cached = getattr(self, "_rows", None)
+        if cached is not None and time.monotonic() - cached[0] < TERM_STATISTICS_SECONDS:
+            return cached[1]
+        with self._lock:
+            rows = self.db.execute("SELECT greatest(reltuples, 0) FROM pg_class WHERE oid = 'chunks'::regclass")
+            estimate = float(rows.fetchone()[0])
+        self._rows = (time.monotonic(), estimate)
+        return estimate
+
+    def _graph_settings(self, ef_search: int, scan_limit: int) -> None:
+        """The session's HNSW settings, sent only when they change: a search is then one round trip,
+        which on a busy machine (each round trip waits for the server process to be scheduled) is
+        most of its time. Settings for the session, not the transaction: an autocommit read needs
+        no BEGIN / COMMIT around it. The iterative scan only acts on index scans that run short of
+        rows, i.e. filtered ones; the exact path orders by an expression no index serves."""
+        wanted = (ef_search, scan_limit)
+        if getattr(self, "_graph", None) == wanted:
+            return
+        statements = [f"SET hnsw.ef_search = {int(ef_search)}"]
+        if self._iterative_scan:
+            # relaxed_order: keep walking the graph until k chunks pass the filter; the outer
+            # ORDER BY restores exact order among what was found.
+            statements += ["SET hnsw.iterative_scan = relaxed_order", f"SET hnsw.max_scan_tuples = {int(scan_limit)}"]
+        self.db.execute("; ".join(statements))
+        self._graph = wanted
+
     def dense_candidates(self, query: np.ndarray, k: int, filters: SearchFilters) -> list[tuple[str, float]]:
         if k <= 0:
             return []
@@ -764,12 +792,13 @@ class PostgresStore:
         where, params = self._filter_sql(filters)
         filtered = bool(params)
         ef_search = max(EF_SEARCH, k)
-        with self._transaction() as cursor:
+        # Past `limit` passing chunks the graph beats exact search (see EXACT_SEARCH_FLOOR); more than
+        # `limit` pass, so about ef_search * N / limit < limit visits find them.
+        limit = max(EXACT_SEARCH_FLOOR, int(math.sqrt(2 * HNSW_M * ef_search * self._rows_estimate())))
+        with self._lock, self.db.cursor() as cursor:
+            self._graph_settings(ef_search, max(MAX_SCAN_TUPLES, 2 * limit))
             exact = False
             if filtered:
-                # The planner's row estimate is enough to size the threshold; no count(*) of the table.
-                cursor.execute("SELECT greatest(reltuples, 0) FROM pg_class WHERE oid = 'chunks'::regclass")
-                limit = max(EXACT_SEARCH_FLOOR, int(math.sqrt(2 * HNSW_M * ef_search * cursor.fetchone()[0])))
                 cursor.execute(
                     sql.SQL(
                         "SELECT count(*) FROM (SELECT 1 FROM chunks WHERE embedding IS NOT NULL AND {} LIMIT %s) s"
@@ -787,15 +816,6 @@ class PostgresStore:
                 ).format(where)
                 self._search(cursor, statement, [vector, *params, k], vector)
             else:
-                cursor.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(ef_search),))
-                if filtered:
-                    # relaxed_order: keep walking the graph until k chunks pass the filter; the
-                    # outer ORDER BY restores exact order among what was found. More than `limit`
-                    # chunks pass, so about ef_search * N / limit < limit visits find them.
-                    cursor.execute("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true)")
-                    cursor.execute(
-                        "SELECT set_config('hnsw.max_scan_tuples', %s, true)", (str(max(MAX_SCAN_TUPLES, 2 * limit)),)
-                    )
                 statement = sql.SQL(
                     "WITH nearest AS MATERIALIZED (SELECT id, embedding <=> %s AS distance FROM chunks "
                     "WHERE embedding IS NOT NULL AND {} ORDER BY embedding <=> %s LIMIT %s) "
