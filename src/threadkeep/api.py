@@ -184,8 +184,8 @@ class KnowledgeBase:
         from threadkeep.answerability import Assessment, assess
         from threadkeep.generate import generate
 
-        figures = self.store.stats()
-        if not figures.get("chunks"):
+        if not self.store.has_chunks():
+            figures = self.store.stats()
             reason = f"the store is empty ({figures.get('location')}); ingest an export or documents first"
             answer = build_answer(question, [], {}, Assessment(False, reason))
             return answer
@@ -245,7 +245,7 @@ class KnowledgeBase:
         return self.store.stats()
 
     def is_empty(self) -> bool:
-        return not self.store.stats().get("chunks")
+        return not self.store.has_chunks()
 
     def conversations(self) -> list[dict[str, object]]:
         """Every conversation: ref, title (as shown everywhere), kind, format, message count, first and last time."""

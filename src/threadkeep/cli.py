@@ -202,8 +202,8 @@ def open_kb(db: str | None, create: bool = False) -> KnowledgeBase:
 
 def require_content(kb: KnowledgeBase) -> None:
     """Refuse to search an empty store: an empty answer would look like "nothing relevant"."""
-    figures = kb.stats()
-    if not figures.get("chunks"):
+    if kb.is_empty():
+        figures = kb.stats()
         raise CliError(
             f"the store at {figures['location']} is empty: nothing has been ingested yet; "
             "add data with `threadkeep ingest PATH` (or try `threadkeep demo`)"

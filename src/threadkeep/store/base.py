@@ -216,6 +216,9 @@ class Store(Protocol):
 
     def stats(self) -> dict[str, object]: ...
 
+    def has_chunks(self) -> bool:
+        """Whether anything searchable is stored (cheap, unlike counting in `stats` at a million chunks)."""
+
 
 # --- full text and content hashes, the same for every backend ---------------------------------
 

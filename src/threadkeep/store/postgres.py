@@ -909,6 +909,10 @@ class PostgresStore:
             rows = self.db.execute(f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE id = ANY(%s)", (ids,)).fetchall()
         return {row[0]: chunk_from_row(row) for row in rows}
 
+    def has_chunks(self) -> bool:
+        with self._lock:
+            return bool(self.db.execute("SELECT EXISTS (SELECT 1 FROM chunks)").fetchone()[0])
+
     def stats(self) -> dict[str, object]:
         with self._lock:
             row = self.db.execute(

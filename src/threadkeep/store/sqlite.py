@@ -759,6 +759,9 @@ class SQLiteStore:
                 found[row[0]] = chunk_from_row(row, json.loads)
         return found
 
+    def has_chunks(self) -> bool:
+        return self.db.execute("SELECT EXISTS (SELECT 1 FROM chunks)").fetchone()[0] == 1
+
     def stats(self) -> dict[str, object]:
         def count(sql: str) -> int:
             return self.db.execute(sql).fetchone()[0]
