@@ -691,12 +691,14 @@ class SQLiteStore:
             )
         rowids = index.candidates(query, k, filters)
         # The filters again: a writer may have replaced a candidate since the index was brought up to date.
+        # NOT INDEXED: the candidates are found by rowid; left to itself the planner walked the source
+        # index over every chunk passing the filter (100k documents: 22 ms instead of 1).
         where, params = _filter_sql(filters)
         scored = [
             (chunk_id, float(np.frombuffer(blob, dtype=np.float32) @ query))
             for chunk_id, blob in self.db.execute(
-                f"SELECT c.id, c.embedding FROM chunks c WHERE c.embedding IS NOT NULL{where} AND c.rowid IN "
-                f"({','.join('?' * len(rowids))})",
+                f"SELECT c.id, c.embedding FROM chunks c NOT INDEXED WHERE c.embedding IS NOT NULL{where} "
+                f"AND c.rowid IN ({','.join('?' * len(rowids))})",
                 [*params, *rowids],
             )
         ]
