@@ -56,6 +56,14 @@ def bit_candidates(k: int) -> int:
     return max(2_000, 40 * k)
 
 
+# Up to this many vectors pass the filters, all are scored in int8 (about 3 ms) and the bits are
+# skipped: sign bits rank poorly where many vectors are nearly as close as the nearest (on the test
+# suite's 40-cluster vectors the top 10 by cosine ranked as far as 1,700th of 5,000 by Hamming
+# distance, recall@10 .97 at 5,000 and .81 at 20,000 vectors), so a small store is searched exactly.
+INT8_SCAN = 10_000
+INT8_BLOCK = 4_096  # int8 rows converted at a time, so the float copy stays in the CPU cache
+
+
 def rescore_count(k: int) -> int:
     """Best by int8 score re-scored exactly; int8 scores are within ~1e-3 of the exact cosine."""
     return 2 * k + 16
@@ -435,13 +443,17 @@ class VectorIndex:
             if len(positions) == 0:
                 return []
         size = n if positions is None else len(positions)
-        if size > bit_candidates(k):
+        if size > max(bit_candidates(k), INT8_SCAN):
             nearest = self._nearest_bits(query, positions, size, bit_candidates(k))
             positions = nearest if positions is None else positions[nearest]
         elif positions is None:
             positions = np.arange(n)
         positions = np.sort(positions)  # in file order: the int8 rows are read front to back
-        scores = (segment.codes[positions].astype(np.float32) @ query) * segment.scales[positions]
+        scores = np.empty(len(positions), dtype=np.float32)
+        for start in range(0, len(positions), INT8_BLOCK):
+            part = positions[start : start + INT8_BLOCK]
+            scores[start : start + len(part)] = segment.codes[part].astype(np.float32) @ query
+        scores *= segment.scales[positions]
         best = positions[_smallest(-scores, rescore_count(k))]
         return segment.rowids[best].tolist()
 
