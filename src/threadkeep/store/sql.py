@@ -74,11 +74,18 @@ class Writer(Protocol):
 
 
 class SQLStore:
+    """What every store offers, whatever the database behind it."""
+
+    address: str  # what `open_store` takes to reach this store again (may hold a password)
+    name: str  # how to name the store to someone who must not learn where it is (file or database name)
     location: str  # how messages and stats name the store
     values: Values
     VECTOR_DIMS: str  # SQL: the dimensions of `embedding`
 
     # --- hooks ---------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        raise NotImplementedError
 
     def _rows(self, statement: str, params: Sequence[Any] = ()) -> list[tuple]:
         raise NotImplementedError
@@ -343,7 +350,8 @@ class SQLStore:
         for batch in _batches(ids):
             marks = ",".join("?" * len(batch))
             for row in self._rows(f"SELECT {CHUNKS.read_list} FROM chunks WHERE id IN ({marks})", batch):
-                found[row[0]] = chunk_from_row(self.values, row)
+                chunk = chunk_from_row(self.values, row)
+                found[chunk.id] = chunk
         return found
 
     def recent_chat_chunks(self, resolution_state: str, limit: int) -> list[Chunk]:
