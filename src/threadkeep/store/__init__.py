@@ -13,8 +13,6 @@ from pathlib import Path
 from platformdirs import user_data_dir
 
 from threadkeep.store.base import (
-    BasedOn,
-    ConcurrentWriteError,
     ConversationRecord,
     ConversationSummary,
     DocumentSummary,
@@ -28,8 +26,6 @@ from threadkeep.store.sql import SQLStore as Store  # every backend is one
 from threadkeep.store.sqlite import SQLiteStore
 
 __all__ = [
-    "BasedOn",
-    "ConcurrentWriteError",
     "ConversationRecord",
     "ConversationSummary",
     "DocumentSummary",

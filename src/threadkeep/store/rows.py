@@ -11,11 +11,11 @@ reading it back all follow from the column.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from hashlib import sha256
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 import numpy as np
 
@@ -111,12 +111,22 @@ def _model(kind: Kind, value: Any) -> Any:
     return value
 
 
-class Values(Protocol):
-    """How one backend holds each kind of value."""
+class Values:
+    """How one backend holds each kind of value: a function per kind it holds otherwise than Python does.
+    NULL is None either way."""
 
-    def encode(self, kind: Kind, value: Any) -> Any: ...
+    def __init__(
+        self, encode: dict[Kind, Callable[[Any], Any]], decode: dict[Kind, Callable[[Any], Any]] | None = None
+    ) -> None:
+        self._encode, self._decode = encode, decode or {}
 
-    def decode(self, kind: Kind, value: Any) -> Any: ...
+    def encode(self, kind: Kind, value: Any) -> Any:
+        convert = self._encode.get(kind)
+        return value if value is None or convert is None else convert(value)
+
+    def decode(self, kind: Kind, value: Any) -> Any:
+        convert = self._decode.get(kind)
+        return value if value is None or convert is None else convert(value)
 
 
 # --- the tables -------------------------------------------------------------------------------
