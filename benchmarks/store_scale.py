@@ -37,6 +37,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import argparse
 import json
+import resource
 import sqlite3
 import subprocess
 import sys
@@ -263,7 +264,31 @@ def load_average() -> str:
     return "load {:.1f} {:.1f} {:.1f}".format(*os.getloadavg())
 
 
-def report(name: str, data: Data, store: Store, k: int, ef_values: list[int], n: int | None = None) -> None:
+# The side-by-side table printed at the end: row (what) -> column (backend and size) -> figure.
+SUMMARY: dict[str, dict[str, str]] = {}
+
+
+def note(column: str, row: str, figure: str) -> None:
+    SUMMARY.setdefault(row, {})[column] = figure
+
+
+def short(latencies: list[float]) -> str:
+    return f"{1000 * np.percentile(latencies, 50):.1f} / {1000 * np.percentile(latencies, 95):.1f}"
+
+
+def print_summary() -> None:
+    columns = list(dict.fromkeys(column for cells in SUMMARY.values() for column in cells))
+    print(f"\nside by side (ms are p50 / p95; CPU is this process's, wall includes waiting for the CPU; "
+          f"{os.cpu_count()} cores, {load_average()} at the end)")  # fmt: skip
+    print("| | " + " | ".join(columns) + " |")
+    print("|---" * (len(columns) + 1) + "|")
+    for row, cells in SUMMARY.items():
+        print(f"| {row} | " + " | ".join(cells.get(column, "") for column in columns) + " |")
+
+
+def report(
+    name: str, data: Data, store: Store, k: int, ef_values: list[int], n: int | None = None, column: str = ""
+) -> None:
     import threadkeep.store.postgres as postgres_module
 
     for ef in ef_values if name == "postgres" else [0]:
@@ -277,10 +302,15 @@ def report(name: str, data: Data, store: Store, k: int, ef_values: list[int], n:
                 f"  {label:24s} {case.name:22s} top-{k} {percentiles(walls)}  CPU {percentiles(cpus)}  "
                 f"recall@{k} {recall:.3f}  ({load_average()})"
             )
+            if case.name in ("no filter", "documents (10%)"):
+                what = f"vector top-{k}, {case.name}" + (f", ef_search {ef}" if ef else "")
+                note(column, f"{what}: wall ms", short(walls))
+                note(column, f"{what}: CPU ms, recall@{k}", f"{short(cpus)}, {recall:.3f}")
     for common in (False, True):
         walls, cpus = measure_lexical(store, len(data.queries) // (4 if common else 1), common)
         what = "full text, 2 commonest" if common else "full text, 2 words"
         print(f"  {name:24s} {what:22s} top-50 {percentiles(walls)}  CPU {percentiles(cpus)}  ({load_average()})")
+        note(column, f"{what}: wall ms (CPU ms)", f"{short(walls)} ({short(cpus)})")
 
 
 def disk_mb(path: Path) -> float:
@@ -317,17 +347,19 @@ def probe(path: Path, data: Data, folder: Path) -> dict:
     return json.loads(out.stdout)
 
 
-def cold_cli(path: Path, runs: int = 3) -> list[float]:
-    """Wall seconds of `threadkeep search` in a fresh process, model load and query embedding included."""
-    times = []
+def cold_cli(path: Path, runs: int = 3) -> tuple[list[float], list[float]]:
+    """Wall and CPU seconds of `threadkeep search` in a fresh process, model load and query embedding included."""
+    times, cpus = [], []
     for question in QUESTIONS[:runs]:
-        tick = time.perf_counter()
+        tick, before = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
         subprocess.run(
             [sys.executable, "-m", "threadkeep.cli", "search", "--db", str(path), "--json", question],
             capture_output=True, check=True,
         )  # fmt: skip
         times.append(time.perf_counter() - tick)
-    return times
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+    return times, cpus
 
 
 def chunk_count(path: Path) -> int:
@@ -362,6 +394,8 @@ def run_sqlite(data: Data, k: int, folder: Path, sizes: list[int], embedder: E5E
         loaded = n
         tick = time.perf_counter()
         store.close()  # a writer leaves the vector file up to date for the next process
+        column = f"SQLite {n:,}"
+        note(column, "disk, MB per million chunks", f"{disk_mb(path) * 1e6 / n:,.0f}")
         print(f"  vector file written at close in {time.perf_counter() - tick:.1f} s; disk {disk_mb(path):,.0f} MB "
               f"({disk_mb(path) * 1e6 / n:,.0f} MB per million chunks; vector file "
               f"{path.with_name(path.name + '.vectors').stat().st_size / 1e6:,.0f} MB)")  # fmt: skip
@@ -373,16 +407,24 @@ def run_sqlite(data: Data, k: int, folder: Path, sizes: list[int], embedder: E5E
             f"RSS {figures['rss_mb']:,.0f} MB, peak {figures['peak_mb']:,.0f} MB "
             "(interpreter, numpy, jieba included)"
         )
-        times = cold_cli(path)
+        note(column, "fresh process: open_store / first vector query, ms",
+             f"{1000 * figures['open']:.0f} / {1000 * figures['first']:.0f}")  # fmt: skip
+        note(column, "fresh process RSS after 50 searches, MB", f"{figures['rss_mb']:,.0f}")
+        times, cpus = cold_cli(path)
         print(f"  cold CLI `threadkeep search` (fresh process, model load + embedding included): "
-              f"{', '.join(f'{t:.2f}' for t in times)} s  ({load_average()})")  # fmt: skip
+              f"{', '.join(f'{t:.2f}' for t in times)} s wall, {', '.join(f'{t:.2f}' for t in cpus)} s CPU  "
+              f"({load_average()})")  # fmt: skip
+        note(column, "cold CLI search, s wall (CPU)", f"{np.median(times):.2f} ({np.median(cpus):.2f})")
         store = open_store(path)
-        report("sqlite", data, store, k, [], n)
+        report("sqlite", data, store, k, [], n, column)
         hybrid = FixedEmbedder(embedder, data)
         measure_hybrid(store, hybrid, 3)
         walls, cpus = measure_hybrid(store, hybrid, 60)
         print(f"  {'sqlite':24s} {'warm hybrid search':22s} top-10 {percentiles(walls)}  CPU {percentiles(cpus)}  "
               f"(query embedding included; {load_average()})")  # fmt: skip
+        note(column, "warm hybrid search incl. embedding: wall ms", short(walls))
+        note(column, "warm hybrid search incl. embedding: CPU ms", short(cpus))
+        note(column, "load average during the size", load_average().removeprefix("load "))
         walls = []
         for question in QUESTIONS * 5:
             tick = time.perf_counter()
@@ -392,7 +434,9 @@ def run_sqlite(data: Data, k: int, folder: Path, sizes: list[int], embedder: E5E
         store.close()
 
 
-def run_postgres(data: Data, k: int, ef_values: list[int], keep: bool, reuse: str | None = None) -> None:
+def run_postgres(
+    data: Data, k: int, ef_values: list[int], keep: bool, reuse: str | None = None, embedder: E5Embedder | None = None
+) -> None:
     """Load, index and measure a fresh database; with `reuse`, the database of that name, loaded and
     indexed only if it does not yet hold exactly these chunks with their index (it is kept)."""
     import psycopg
@@ -419,10 +463,13 @@ def run_postgres(data: Data, k: int, ef_values: list[int], keep: bool, reuse: st
         if not ready:
             admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
         settings = dict(admin.execute(
-            "SELECT name, setting || coalesce(unit, '') FROM pg_settings WHERE name IN "
+            "SELECT name, current_setting(name) FROM pg_settings WHERE name IN "
             "('shared_buffers', 'maintenance_work_mem', 'max_parallel_maintenance_workers', 'work_mem')"
         ).fetchall())  # fmt: skip
     print(f"postgres {n:,}: server settings {settings}  ({load_average()})")
+    column = f"PostgreSQL {n:,}"
+    note(column, "server shared_buffers / maintenance_work_mem", f"{settings.get('shared_buffers')} / "
+         f"{settings.get('maintenance_work_mem')}")  # fmt: skip
     try:
         store = open_store(url)
         assert isinstance(store, PostgresStore)
@@ -443,12 +490,23 @@ def run_postgres(data: Data, k: int, ef_values: list[int], keep: bool, reuse: st
             build = time.perf_counter() - tick
             print(f"  HNSW build (m 16, ef_construction 64, maintenance_work_mem {memory}, {workers} parallel "
                   f"workers): {build:.1f} s  ({load_average()})")  # fmt: skip
+            note(column, "load (chunks/s) / HNSW build after it (s)", f"{n / store_seconds:,.0f} / {build:,.0f}")
             store.db.execute("VACUUM ANALYZE chunks")
         sizes = store.db.execute(
             "SELECT pg_size_pretty(pg_relation_size('chunks_embedding')), pg_database_size(current_database())"
         ).fetchone()
         print(f"  HNSW index {sizes[0]}; database {sizes[1] / 1e6:,.0f} MB ({sizes[1] / n:,.0f} MB per million chunks)")
-        report("postgres", data, store, k, ef_values)
+        note(column, "disk, MB per million chunks", f"{sizes[1] / n:,.0f} (index {sizes[0]})")
+        report("postgres", data, store, k, ef_values, None, column)
+        if embedder is not None:
+            hybrid = FixedEmbedder(embedder, data)
+            measure_hybrid(store, hybrid, 3)
+            walls, cpus = measure_hybrid(store, hybrid, 60)
+            print(f"  {'postgres':24s} {'warm hybrid search':22s} top-10 {percentiles(walls)}  CPU "
+                  f"{percentiles(cpus)}  (query embedding included; {load_average()})")  # fmt: skip
+            note(column, "warm hybrid search incl. embedding: wall ms", short(walls))
+            note(column, "warm hybrid search incl. embedding: CPU ms", short(cpus))
+        note(column, "load average during the size", load_average().removeprefix("load "))
         if not reuse:
             extra = batches(synthetic(2 * PER_SOURCE, data.vectors.shape[1], 1, seed=99))
             tick = time.perf_counter()
@@ -513,7 +571,8 @@ def main() -> None:
             run_sqlite(data, args.k, Path(folder), sorted(args.sizes), E5Embedder(), reuse=False)
     for n in args.postgres_sizes:
         part = Data(data.vectors[:n], data.labels[:n], data.queries, data.query_labels)
-        run_postgres(part, args.k, args.ef_search, args.keep, args.postgres_db)
+        run_postgres(part, args.k, args.ef_search, args.keep, args.postgres_db, E5Embedder())
+    print_summary()
 
 
 if __name__ == "__main__":
