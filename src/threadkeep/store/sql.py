@@ -7,11 +7,12 @@ over the tables of `store.rows`. A backend supplies only what differs:
 
 - connection and locking: `_rows` (a read), `_write(lock)` (one transaction, holding the
   writer lock for `lock`), `_snapshot` (several reads from one moment);
-- how values are held (`values`) and how many rows go in at once (`_insert`);
+- how values are held (`values`) and how rows go in in bulk (`_insert`);
 - setting vectors up once the embedder is known (`_bind_vectors`), and what a vector's
   dimension is in SQL (`VECTOR_DIMS`);
-- searching: `dense_candidates` and `lexical_candidates`, and whatever keeps their indexes;
-- its migrations (`store.migrations`), run when it opens.
+- searching: `dense_candidates` and `lexical_candidates`, and whatever keeps their indexes
+  (`_chunks_changed`, `_index_problems`);
+- its migrations: a list of named `Migration`s, run by `pending` order when it opens.
 """
 
 from __future__ import annotations
