@@ -18,21 +18,13 @@ from datetime import UTC, date, datetime, time
 from pathlib import Path
 from typing import Protocol
 
+from threadkeep.errors import DocumentError
 from threadkeep.model import Document, Section
 
 MARKDOWN_SUFFIXES = frozenset({".md", ".markdown", ".mdown", ".mkd"})
 HTML_SUFFIXES = frozenset({".html", ".htm", ".xhtml"})
 TEXT_SUFFIXES = frozenset({".txt", ".text"})
 DOCUMENT_SUFFIXES: frozenset[str] = MARKDOWN_SUFFIXES | HTML_SUFFIXES | TEXT_SUFFIXES | {".pdf", ".docx"}
-
-
-class DocumentError(ValueError):
-    """A document file that cannot be read: unreadable, corrupt, or in an unsupported format."""
-
-    def __init__(self, path: Path | str, reason: str) -> None:
-        self.path = str(path)
-        self.reason = reason
-        super().__init__(f"{Path(path).name}: {reason}")
 
 
 @dataclass(slots=True)

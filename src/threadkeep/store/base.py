@@ -10,6 +10,9 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from threadkeep.errors import ConcurrentWriteError
+from threadkeep.errors import StoreError as StoreError  # re-exported: the backends raise it
+from threadkeep.errors import StoreNotFound as StoreNotFound
 from threadkeep.model import Chunk, Conversation, Document, Message, Thread
 
 
@@ -90,22 +93,6 @@ def thread_rows(
         rows.append(ThreadRow(thread_id, conversation, thread.message_ids, thread.reply_to, chunk))
         thread_of.update(dict.fromkeys(thread.message_ids, thread_id))
     return rows, thread_of
-
-
-class StoreError(RuntimeError):
-    """The store cannot do what was asked (wrong model, bad location, constraint...)."""
-
-
-class StoreNotFound(StoreError):
-    """No store exists at the location, and the caller did not ask to create one."""
-
-    def __init__(self, location: str) -> None:
-        super().__init__(f"there is no store at {location}")
-        self.location = location
-
-
-class ConcurrentWriteError(StoreError):
-    """Another writer changed the conversation after it was read: read it again and redo the change."""
 
 
 @dataclass(frozen=True, slots=True)
