@@ -69,13 +69,12 @@ def readme_layers() -> list[list[str]]:
     text = README.read_text(encoding="utf-8")
     table = text.split("each layer only uses those listed before it", 1)[1]
     rows = []
-    for line in table.splitlines()[1:]:
-        if not line.strip():
+    for line in table.splitlines():
+        if not line.startswith("|"):
             if rows:
                 break
             continue
-        first = line.split("|")[1]
-        names = re.findall(r"`([\w/]+?)(?:\.py|/)`", first)
+        names = re.findall(r"`([\w/]+?)(?:\.py|/)`", line.split("|")[1])
         if names:
             rows.append([f"threadkeep.{name.replace('/', '.')}" for name in names])
     return rows
