@@ -18,6 +18,7 @@ from threadkeep.answerability import Assessment, assess
 from threadkeep.delta import DeltaReport, apply_delta
 from threadkeep.documents import is_document
 from threadkeep.embed import Embedder, get_embedder
+from threadkeep.errors import InputError
 from threadkeep.generate import Endpoint, generate
 from threadkeep.ingest import IngestReport, ProgressCallback, ingest_path
 from threadkeep.model import (
@@ -83,6 +84,12 @@ class ThreadView:
 
 
 class KnowledgeBase:
+    """One store and its embedder, and everything people and clients do with them.
+
+    The CLI, the HTTP API and the MCP server go through this class only; `store` is public for
+    tests and benchmarks that look underneath.
+    """
+
     def __init__(self, store: Store, embedder: Embedder | None = None) -> None:
         self.store = store
         self._embedder = embedder
@@ -207,7 +214,7 @@ class KnowledgeBase:
                 return None
             conversation, message_id, cited = chunk.source_ref, chunk.evidence_ids[0], chunk.evidence_ids
         if conversation is None or message_id is None:
-            raise ValueError("give a chunk id, or a conversation and a message id")
+            raise InputError("give a chunk id, or a conversation and a message id")
         messages = self.store.load_thread(conversation, message_id)
         if not messages:
             return None
