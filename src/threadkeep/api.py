@@ -249,28 +249,11 @@ class KnowledgeBase:
 
     def conversations(self) -> list[ConversationSummary]:
         """Every conversation, by ref: what it is, its message count, its first and last message time."""
-        return [
-            ConversationSummary(
-                Conversation(
-                    str(row["ref"]),
-                    str(row["title"]),
-                    str(row["kind"]),
-                    str(row["source_format"]),
-                    metadata=dict(row.get("metadata") or {}),
-                ),
-                int(row["messages"]),
-                _moment(row["first_message_at"]),
-                _moment(row["last_message_at"]),
-            )
-            for row in self.store.list_conversations()
-        ]
+        return self.store.list_conversations()
 
     def documents(self) -> list[DocumentSummary]:
         """Every document, by id."""
-        return [
-            DocumentSummary(row["id"], row["title"], row["path"], datetime.fromisoformat(row["updated_at"]))
-            for row in self.store.list_documents()
-        ]
+        return self.store.list_documents()
 
     def overview(self, examples: int = 3, shown: int = 8) -> Overview:
         """What a start page shows: the counts, the largest conversations, the latest documents, and a
@@ -299,8 +282,7 @@ class KnowledgeBase:
         """Remove one conversation and everything built from it, on a person's explicit request, and
         record that it was forgotten (what, when, how many messages; never the text). Ingesting an
         export that still holds it adds it back. None when the store has no such conversation."""
-        record = self.store.forget_conversation(conversation, now or datetime.now(UTC))
-        return _forgotten(record) if record is not None else None
+        return self.store.forget_conversation(conversation, now or datetime.now(UTC))
 
     def remove(self, document_id: str) -> bool:
         """Remove a document and its chunks; False when the store has no such document."""
@@ -309,20 +291,8 @@ class KnowledgeBase:
     def review(self) -> list[ReviewItem]:
         """What a person may want to look at: flagged messages (nothing deleted), then conversations
         forgotten on request."""
-        flagged = [
-            ReviewItem(
-                str(row["conversation"]),
-                str(row["reason"]),
-                datetime.fromisoformat(str(row["flagged_at"])),
-                message_id=_text(row["message_id"]),
-                sender=_text(row["sender"]),
-                sender_name=_text(row["sender_name"]),
-                sent_at=_moment(row["sent_at"]),
-                text=_text(row["text"]),
-            )
-            for row in self.store.review_items()
-        ]
-        return flagged + [ReviewItem.forgotten(_forgotten(row)) for row in self.store.forgotten_conversations()]
+        forgotten = [ReviewItem.forgotten(record) for record in self.store.forgotten_conversations()]
+        return self.store.review_items() + forgotten
 
     def check(self) -> list[str]:
         """Problems found in the stored data; empty when the store is consistent."""
@@ -354,24 +324,6 @@ class Overview:
 def search_to_dict(query: str, hits: list[Hit]) -> dict[str, object]:
     """The one JSON shape of a search's result: the query as searched and its hits, best first."""
     return {"query": query, "hits": [hit.to_dict() for hit in hits]}
-
-
-def _moment(value: object) -> datetime | None:
-    return datetime.fromisoformat(str(value)) if value else None
-
-
-def _text(value: object) -> str | None:
-    return None if value is None else str(value)
-
-
-def _forgotten(row: dict[str, object]) -> ForgottenConversation:
-    return ForgottenConversation(
-        str(row["conversation"]),
-        str(row["title"]),
-        str(row["source_format"]),
-        int(row["messages"]),
-        datetime.fromisoformat(str(row["forgotten_at"])),
-    )
 
 
 def read_chats(path: str | Path, format: str | None = None, limits: Limits | None = None) -> ReadResult:

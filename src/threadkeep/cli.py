@@ -830,7 +830,7 @@ def review(as_json: bool, db: str | None) -> None:
     def line(item: ReviewItem) -> str:
         if item.message_id is None:
             return (
-                f"{item.conversation}  {item.reason} on {item.flagged_at.date()}: "
+                f"{item.conversation}  {item.reason} on {item.flagged_at[:10]}: "
                 f"{item.title!r}, {plural(item.messages or 0, 'message')}"
             )
         who = item.sender_name or item.sender or "?"
@@ -849,7 +849,7 @@ def conversations(as_json: bool, db: str | None) -> None:
         items = kb.conversations()
 
     def line(item: ConversationSummary) -> str:
-        first, last = (str(moment.date()) if moment else "" for moment in (item.first_message_at, item.last_message_at))
+        first, last = (item.first_message_at or "")[:10], (item.last_message_at or "")[:10]
         dates = first if first == last else f"{first} → {last}"
         title, kind = item.conversation.display_title, item.conversation.kind
         return f"{item.ref}  {title}  ({kind}, {plural(item.messages, 'message')}, {dates})"
@@ -926,7 +926,7 @@ def documents(as_json: bool, db: str | None) -> None:
     _print_items(
         items,
         as_json,
-        lambda item: f"{item.id}  {item.title}  (updated {item.updated_at.date()}, {item.path})",
+        lambda item: f"{item.id}  {item.title}  (updated {item.updated_at[:10]}, {item.path})",
         "no documents in the store",
     )
 

@@ -262,30 +262,39 @@ class Document:
     content_hash: str
 
 
+# --- listings: what a store lists, each with its one JSON shape -----------------------------------
+# Times are the ISO text as stored, with the UTC offset each was given.
+
+
 @dataclass(frozen=True, slots=True)
 class ConversationSummary:
-    """A conversation as listed: what it is, how many messages it holds, its first and last message
-    time (each as sent, in its sender's UTC offset)."""
+    """A conversation as listed: what it is, how many messages it holds, its earliest and latest
+    message in real time (not by their text)."""
 
-    conversation: Conversation
+    ref: str
+    title: str
+    kind: str
+    source_format: str
     messages: int
-    first_message_at: datetime | None
-    last_message_at: datetime | None
+    first_message_at: str | None
+    last_message_at: str | None
+    metadata: dict[str, Any] = field(default_factory=dict)
 
     @property
-    def ref(self) -> str:
-        return self.conversation.ref
+    def conversation(self) -> Conversation:
+        return Conversation(self.ref, self.title, self.kind, self.source_format, self.metadata)
 
     def to_dict(self) -> dict[str, Any]:
+        """Named as shown everywhere (`display_title`); of the metadata only the project folder."""
         conversation = self.conversation
         return {
-            "ref": conversation.ref,
+            "ref": self.ref,
             "title": conversation.display_title,
-            "kind": conversation.kind,
-            "source_format": conversation.source_format,
+            "kind": self.kind,
+            "source_format": self.source_format,
             "messages": self.messages,
-            "first_message_at": _iso(self.first_message_at),
-            "last_message_at": _iso(self.last_message_at),
+            "first_message_at": self.first_message_at,
+            "last_message_at": self.last_message_at,
             "project": conversation.project,
         }
 
@@ -297,10 +306,10 @@ class DocumentSummary:
     id: str
     title: str
     path: str
-    updated_at: datetime
+    updated_at: str
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "title": self.title, "path": self.path, "updated_at": self.updated_at.isoformat()}
+        return {"id": self.id, "title": self.title, "path": self.path, "updated_at": self.updated_at}
 
 
 @dataclass(frozen=True, slots=True)
@@ -311,7 +320,7 @@ class ForgottenConversation:
     title: str
     source_format: str
     messages: int
-    forgotten_at: datetime
+    forgotten_at: str
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -319,7 +328,7 @@ class ForgottenConversation:
             "title": self.title,
             "source_format": self.source_format,
             "messages": self.messages,
-            "forgotten_at": self.forgotten_at.isoformat(),
+            "forgotten_at": self.forgotten_at,
         }
 
 
@@ -333,12 +342,12 @@ class ReviewItem:
     conversation's title and message count)."""
 
     conversation: str
+    message_id: str | None
     reason: str
-    flagged_at: datetime
-    message_id: str | None = None
-    sender: str | None = None
+    flagged_at: str
     sender_name: str | None = None
-    sent_at: datetime | None = None
+    sender: str | None = None
+    sent_at: str | None = None
     text: str | None = None
     title: str | None = None
     messages: int | None = None
@@ -347,6 +356,7 @@ class ReviewItem:
     def forgotten(cls, record: ForgottenConversation) -> ReviewItem:
         return cls(
             record.conversation,
+            None,
             FORGOTTEN_REASON,
             record.forgotten_at,
             title=record.title,
@@ -358,10 +368,10 @@ class ReviewItem:
             "conversation": self.conversation,
             "message_id": self.message_id,
             "reason": self.reason,
-            "flagged_at": self.flagged_at.isoformat(),
+            "flagged_at": self.flagged_at,
             "sender_name": self.sender_name,
             "sender": self.sender,
-            "sent_at": _iso(self.sent_at),
+            "sent_at": self.sent_at,
             "text": self.text,
             "title": self.title,
             "messages": self.messages,

@@ -222,7 +222,7 @@ def create_app(service: Service, token: str | None = None) -> FastAPI:
     app.add_middleware(GuardMiddleware, token=token)
 
     @app.exception_handler(ThreadkeepError)
-    async def refused(request: Any, error: ThreadkeepError) -> JSONResponse:
+    async def threadkeep_error(request: Any, error: ThreadkeepError) -> JSONResponse:
         return error_response(http_status(error), service.describe(error))
 
     @app.exception_handler(RequestValidationError)
