@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Any, Literal
 
@@ -266,6 +266,15 @@ class Document:
 # Times are the ISO text as stored, with the UTC offset each was given.
 
 
+class _Listed:
+    """A listing whose JSON is every field it holds, in order."""
+
+    __slots__ = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {item.name: getattr(self, item.name) for item in fields(self)}
+
+
 @dataclass(frozen=True, slots=True)
 class ConversationSummary:
     """A conversation as listed: what it is, how many messages it holds, its earliest and latest
@@ -300,7 +309,7 @@ class ConversationSummary:
 
 
 @dataclass(frozen=True, slots=True)
-class DocumentSummary:
+class DocumentSummary(_Listed):
     """A document as listed: its id (for `remove`), title, file and last update."""
 
     id: str
@@ -308,12 +317,9 @@ class DocumentSummary:
     path: str
     updated_at: str
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "title": self.title, "path": self.path, "updated_at": self.updated_at}
-
 
 @dataclass(frozen=True, slots=True)
-class ForgottenConversation:
+class ForgottenConversation(_Listed):
     """What the store keeps of a conversation forgotten on request: never its messages."""
 
     conversation: str
@@ -322,21 +328,12 @@ class ForgottenConversation:
     messages: int
     forgotten_at: str
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "conversation": self.conversation,
-            "title": self.title,
-            "source_format": self.source_format,
-            "messages": self.messages,
-            "forgotten_at": self.forgotten_at,
-        }
-
 
 FORGOTTEN_REASON = "forgotten on request"
 
 
 @dataclass(frozen=True, slots=True)
-class ReviewItem:
+class ReviewItem(_Listed):
     """Something a person may want to look at: a flagged message (with what the store holds of it,
     None when it holds nothing), or a conversation forgotten on request (`message_id` None, with the
     conversation's title and message count)."""
@@ -362,20 +359,6 @@ class ReviewItem:
             title=record.title,
             messages=record.messages,
         )
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "conversation": self.conversation,
-            "message_id": self.message_id,
-            "reason": self.reason,
-            "flagged_at": self.flagged_at,
-            "sender_name": self.sender_name,
-            "sender": self.sender,
-            "sent_at": self.sent_at,
-            "text": self.text,
-            "title": self.title,
-            "messages": self.messages,
-        }
 
 
 def _iso(moment: datetime | None) -> str | None:
