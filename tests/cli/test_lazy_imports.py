@@ -12,7 +12,7 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-from threadkeep.api import KnowledgeBase, hit_to_dict
+from threadkeep.api import KnowledgeBase
 
 SAMPLES = Path(__file__).resolve().parents[2] / "src" / "threadkeep" / "samples"
 NOT_FOR_SEARCH = (
@@ -37,7 +37,7 @@ def test_a_search_imports_no_ingest_reader_or_generation_code_and_finds_the_same
     location = tmp_path / "kb.db"
     with KnowledgeBase.open(location) as kb:
         kb.ingest(SAMPLES)
-        expected = [hit_to_dict(hit) for hit in kb.search("同步一直失败怎么办", now=datetime(2026, 6, 1, tzinfo=UTC))]
+        expected = [hit.to_dict() for hit in kb.search("同步一直失败怎么办", now=datetime(2026, 6, 1, tzinfo=UTC))]
     env = {**os.environ, "THREADKEEP_EMBEDDER": "hash-256", "PYTHONPATH": os.pathsep.join(sys.path)}
     question, modules = "同步一直失败怎么办", json.dumps(NOT_FOR_SEARCH)
     done = subprocess.run(

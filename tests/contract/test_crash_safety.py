@@ -25,7 +25,7 @@ from contract.backends import rows
 from threadkeep.api import KnowledgeBase
 from threadkeep.embed import HashEmbedder
 from threadkeep.store import Store, open_store
-from threadkeep.store.base import ReviewFlag
+from threadkeep.store.base import ReviewItem
 
 CONVERSATIONS = 12
 MESSAGES = 16
@@ -148,7 +148,7 @@ def check_between(location: str, operation: str, before: dict, after: dict) -> b
     return 0 < done < len(after)
 
 
-def without_times(items: list[ReviewFlag]) -> list[dict]:
+def without_times(items: list[ReviewItem]) -> list[dict]:
     return [{key: value for key, value in item.to_dict().items() if key != "flagged_at"} for item in items]
 
 

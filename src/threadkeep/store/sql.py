@@ -7,11 +7,12 @@ over the tables of `store.rows`. A backend supplies only what differs:
 
 - connection and locking: `_rows` (a read), `_write(lock)` (one transaction, holding the
   writer lock for `lock`), `_snapshot` (several reads from one moment);
-- how values are held (`values`) and how many rows go in at once (`_insert`);
+- how values are held (`values`) and how rows go in in bulk (`_insert`);
 - setting vectors up once the embedder is known (`_bind_vectors`), and what a vector's
   dimension is in SQL (`VECTOR_DIMS`);
-- searching: `dense_candidates` and `lexical_candidates`, and whatever keeps their indexes;
-- its migrations (`store.migrations`), run when it opens.
+- searching: `dense_candidates` and `lexical_candidates`, and whatever keeps their indexes
+  (`_chunks_changed`, `_index_problems`);
+- its migrations: a list of named `Migration`s, run by `pending` order when it opens.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from threadkeep.store.base import (
     ConversationSummary,
     DocumentSummary,
     ForgottenConversation,
-    ReviewFlag,
+    ReviewItem,
     SearchFilters,
     StoreError,
     require_current,
@@ -288,13 +289,13 @@ class SQLStore:
         with self._write() as writer:
             writer.execute(REVIEW_FLAGS.insert_sql(" ON CONFLICT DO NOTHING"), row)
 
-    def review_items(self) -> list[ReviewFlag]:
+    def review_items(self) -> list[ReviewItem]:
         rows = self._rows(
             "SELECT f.conversation, f.message_id, f.reason, f.flagged_at, m.sender_name, m.sender, m.sent_at, m.text "
             "FROM review_flags f LEFT JOIN messages m ON m.conversation = f.conversation AND m.id = f.message_id"
         )
         return sorted(
-            (ReviewFlag(*row) for row in rows), key=lambda item: (item.flagged_at, item.conversation, item.message_id)
+            (ReviewItem(*row) for row in rows), key=lambda item: (item.flagged_at, item.conversation, item.message_id)
         )
 
     def integrity_problems(self) -> list[str]:

@@ -36,6 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
+from threadkeep.errors import SidecarInvalid
 from threadkeep.store.base import SearchFilters
 
 MAGIC = b"THREADKEEP-VECTORS\n"
@@ -67,10 +68,6 @@ INT8_BLOCK = 4_096  # int8 rows converted at a time, so the float copy stays in 
 def rescore_count(k: int) -> int:
     """Best by int8 score re-scored exactly; int8 scores are within ~1e-3 of the exact cosine."""
     return 2 * k + 16
-
-
-class SidecarInvalid(ValueError):
-    """The vector file is missing, damaged, or belongs to another store or state."""
 
 
 @dataclass
