@@ -15,6 +15,7 @@ from pathlib import Path
 
 from threadkeep.answer import Answer, build_answer
 from threadkeep.answerability import Assessment, assess
+from threadkeep.backfill import FillReport, Progress, fill_vectors
 from threadkeep.delta import DeltaReport, apply_delta
 from threadkeep.documents import is_document
 from threadkeep.embed import Embedder, get_embedder
@@ -133,9 +134,19 @@ class KnowledgeBase:
         settings: ThreadSettings | None = None,
         progress: ProgressCallback | None = None,
         limits: Limits | None = None,
+        wait: bool = True,
     ) -> IngestReport:
-        """Ingest every chat export and document under `path` (file, folder or zip); see `IngestReport`."""
-        return ingest_path(self.store, path, self.embedder, format, settings, progress, limits)
+        """Ingest every chat export and document under `path` (file, folder or zip); see `IngestReport`.
+        Searchable by full text once stored; `wait` also makes the vectors, else `fill_vectors` does."""
+        return ingest_path(self.store, path, self.embedder, format, settings, progress, limits, wait)
+
+    def fill_vectors(self, progress: Progress | None = None) -> FillReport:
+        """Embed every chunk stored without a vector (those an ingest without `wait` left)."""
+        return fill_vectors(self.store, self.embedder, progress)
+
+    def vector_coverage(self) -> tuple[int, int]:
+        """(chunks with a vector, chunks with text to embed): search is hybrid over the first, full text over all."""
+        return self.store.vector_coverage()
 
     def search(
         self,
@@ -229,7 +240,10 @@ class KnowledgeBase:
         return ThreadView(conversation, messages, frozenset(cited or (message_id,)), thread_ids)
 
     def apply_delta(self, path: str | Path, settings: ThreadSettings | None = None) -> DeltaReport:
-        return apply_delta(self.store, path, self.embedder, settings)
+        report = apply_delta(self.store, path, self.embedder, settings)
+        report.embedded = fill_vectors(self.store, self.embedder).embedded
+        report.with_vector, report.to_embed = self.store.vector_coverage()
+        return report
 
     def stats(self) -> dict[str, object]:
         return self.store.stats()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
 from hashlib import sha256
@@ -136,6 +137,20 @@ class ConversationRecord:
     content_hash: str
 
 
+class VectorClaim:
+    """Inputs no chunk of the store has a vector for yet, held by one embedder until `fill` or the end
+    of the claim (PostgreSQL: row locks other processes skip; SQLite: one machine, nothing held)."""
+
+    def __init__(self, inputs: dict[str, str], reused: int, fill: Callable[[dict[str, np.ndarray]], int]) -> None:
+        self.inputs = inputs  # embedding-input hash -> the text to embed
+        self.reused = reused  # pending chunks given the vector another chunk with the same input had
+        self._fill = fill
+
+    def fill(self, vectors: dict[str, np.ndarray]) -> int:
+        """Store the vectors (by input hash) on every claimed chunk with that input; returns chunks filled."""
+        return self._fill(vectors) if vectors else 0
+
+
 class Store(Protocol):
     address: str  # what `open_store` takes to reach this store again (may hold a password)
     name: str  # how to name the store to someone who must not learn where it is (file or database name)
@@ -157,6 +172,19 @@ class Store(Protocol):
 
     def embeddings_for(self, source_ref: str) -> dict[str, np.ndarray]:
         """Stored vectors of one conversation's or document's chunks, by embedding-input hash."""
+
+    def vectors_by_input(self, hashes: Iterable[str]) -> dict[str, np.ndarray]:
+        """Vectors any chunk of the store has for these embedding-input hashes."""
+
+    def vector_coverage(self) -> tuple[int, int]:
+        """(chunks with a vector, chunks with text to embed): search is hybrid over the first only."""
+
+    def pending_vectors(self) -> int:
+        """Chunks with text to embed and no vector; costs about one index entry per such chunk."""
+
+    def claim_pending(self, limit: int) -> AbstractContextManager[VectorClaim]:
+        """Claim up to `limit` chunks that have text to embed and no vector. Those whose input another
+        chunk already has a vector for get it at once; the claim lists the other inputs, once each."""
 
     def replace_conversation(
         self,

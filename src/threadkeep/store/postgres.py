@@ -51,6 +51,7 @@ from threadkeep.store.base import (
     SearchFilters,
     StoreError,
     StoreNotFound,
+    VectorClaim,
     chunk_from_row,
     input_hash,
     message_from_row,
@@ -170,6 +171,11 @@ MIGRATIONS: list[str] = [
         messages integer NOT NULL,
         forgotten_at text NOT NULL
     );
+    """,
+    # Vectors are filled after the text is stored (`claim_pending`), and reused by input anywhere.
+    """
+    CREATE INDEX chunks_input ON chunks (input_hash);
+    CREATE INDEX chunks_pending ON chunks (input_hash) WHERE embedding IS NULL AND embedding_input <> '';
     """,
 ]
 
@@ -473,6 +479,64 @@ class PostgresStore:
             )
             return {key: vector for key, vector in cursor}
 
+    def vectors_by_input(self, hashes: Iterable[str]) -> dict[str, np.ndarray]:
+        keys = list(dict.fromkeys(hashes))
+        if not keys:
+            return {}
+        with self._lock, self.db.cursor(binary=True) as cursor:
+            return self._vectors_by_input(cursor, keys)
+
+    @staticmethod
+    def _vectors_by_input(cursor: psycopg.Cursor, keys: list[str]) -> dict[str, np.ndarray]:
+        cursor.execute(
+            "SELECT DISTINCT ON (input_hash) input_hash, embedding FROM chunks "
+            "WHERE input_hash = ANY(%s) AND embedding IS NOT NULL",
+            (keys,),
+        )
+        return dict(cursor.fetchall())
+
+    def vector_coverage(self) -> tuple[int, int]:
+        with self._lock:
+            row = self.db.execute("SELECT count(embedding), count(*) FROM chunks WHERE embedding_input <> ''")
+            embedded, total = row.fetchone()
+        return embedded, total
+
+    def pending_vectors(self) -> int:
+        with self._lock:
+            row = self.db.execute("SELECT count(*) FROM chunks WHERE embedding IS NULL AND embedding_input <> ''")
+            return row.fetchone()[0]
+
+    @contextmanager
+    def claim_pending(self, limit: int) -> Iterator[VectorClaim]:
+        # The claimed rows stay locked until the claim ends; every other process's claim skips them
+        # (SKIP LOCKED), so several processes or machines share the work with nothing but the database.
+        # A claim writes only the rows it locked, and waits for no lock, so claims never deadlock;
+        # an ingest replacing a claimed conversation waits for the claim to end.
+        with self._lock, self.db.transaction(), self.db.cursor(binary=True) as cursor:
+            cursor.execute(
+                "SELECT id, input_hash, embedding_input FROM chunks "
+                "WHERE embedding IS NULL AND embedding_input <> '' ORDER BY input_hash LIMIT %s "
+                "FOR UPDATE SKIP LOCKED",
+                (limit,),
+            )
+            rows = cursor.fetchall()
+            ids: dict[str, list[str]] = {}
+            inputs: dict[str, str] = {}
+            for chunk_id, key, text in rows:
+                ids.setdefault(key, []).append(chunk_id)
+                inputs[key] = text
+            known = self._vectors_by_input(cursor, list(inputs)) if inputs else {}
+
+            def fill(vectors: dict[str, np.ndarray]) -> int:
+                pairs = [(chunk_id, vectors[key]) for key in vectors for chunk_id in ids.get(key, ())]
+                if pairs:
+                    with self.db.cursor() as writer:
+                        writer.executemany("UPDATE chunks SET embedding = %s WHERE id = %s", [(v, i) for i, v in pairs])
+                return len(pairs)
+
+            reused = fill(known)
+            yield VectorClaim({key: text for key, text in inputs.items() if key not in known}, reused, fill)
+
     def replace_conversation(
         self,
         conversation: Conversation,
@@ -685,11 +749,6 @@ class PostgresStore:
                 ).fetchone()[0]
                 if wrong:
                     problems.append(f"{wrong} vectors do not have the {dim} dimensions of {model}")
-            unembedded = self.db.execute(
-                "SELECT count(*) FROM chunks WHERE embedding IS NULL AND embedding_input <> ''"
-            ).fetchone()[0]
-            if unembedded:
-                problems.append(f"{unembedded} chunks with text to embed have no vector")
             unsearchable = self.db.execute(
                 "SELECT count(*) FROM chunks WHERE embedding_input <> '' AND (words IS NULL OR bigrams IS NULL)"
             ).fetchone()[0]

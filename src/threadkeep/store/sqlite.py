@@ -35,6 +35,7 @@ from threadkeep.store.base import (
     SearchFilters,
     StoreError,
     StoreNotFound,
+    VectorClaim,
     chunk_from_row,
     input_hash,
     message_from_row,
@@ -155,6 +156,11 @@ MIGRATIONS: list[str] = [
         forgotten_at TEXT NOT NULL
     );
     """,
+    # Vectors are filled after the text is stored (`claim_pending`), and reused by input anywhere.
+    """
+    CREATE INDEX chunks_input ON chunks(input_hash);
+    CREATE INDEX chunks_pending ON chunks(input_hash) WHERE embedding IS NULL AND embedding_input <> '';
+    """,
 ]
 
 
@@ -167,6 +173,7 @@ def _statements(script: str) -> Iterator[str]:
             if statement.strip(" \n;"):
                 yield statement
             statement = ""
+
 
 # Bigrams back up word matches; they count for less so word matches keep deciding the ranking.
 def fts_query(tokens: Iterable[str]) -> str:
@@ -322,6 +329,59 @@ class SQLiteStore:
             "SELECT input_hash, embedding FROM chunks WHERE source_ref = ? AND embedding IS NOT NULL", (source_ref,)
         )
         return {row[0]: np.frombuffer(row[1], dtype=np.float32) for row in rows}
+
+    def vectors_by_input(self, hashes: Iterable[str]) -> dict[str, np.ndarray]:
+        keys = list(dict.fromkeys(hashes))
+        found: dict[str, np.ndarray] = {}
+        for start in range(0, len(keys), 500):
+            batch = keys[start : start + 500]
+            rows = self.db.execute(
+                f"SELECT input_hash, embedding FROM chunks WHERE input_hash IN ({','.join('?' * len(batch))}) "
+                "AND embedding IS NOT NULL",
+                batch,
+            )
+            found.update((row[0], np.frombuffer(row[1], dtype=np.float32)) for row in rows)
+        return found
+
+    def vector_coverage(self) -> tuple[int, int]:
+        row = self.db.execute("SELECT count(embedding), count(*) FROM chunks WHERE embedding_input <> ''").fetchone()
+        return row[0], row[1]
+
+    def pending_vectors(self) -> int:
+        return self.db.execute(
+            "SELECT count(*) FROM chunks WHERE embedding IS NULL AND embedding_input <> ''"
+        ).fetchone()[0]
+
+    @contextmanager
+    def claim_pending(self, limit: int) -> Iterator[VectorClaim]:
+        # One machine: nothing is locked while the model runs, so ingests keep writing; a vector
+        # belongs to its input, so it fills whichever chunks hold that input when it is written.
+        rows = self.db.execute(
+            "SELECT input_hash, embedding_input FROM chunks WHERE embedding IS NULL AND embedding_input <> '' LIMIT ?",
+            (limit,),
+        ).fetchall()
+        inputs = dict(rows)
+        known = self.vectors_by_input(inputs)
+        reused = self._fill_pending(known)
+        yield VectorClaim({key: text for key, text in inputs.items() if key not in known}, reused, self._fill_pending)
+
+    def _fill_pending(self, vectors: dict[str, np.ndarray]) -> int:
+        if not vectors:
+            return 0
+        dim = self._vector_dim()
+        filled = 0
+        with self._write():
+            for key, vector in vectors.items():
+                blob = np.asarray(vector, dtype=np.float32).tobytes()
+                if dim is not None and len(blob) != 4 * dim:
+                    raise StoreError(f"a vector of {len(blob) // 4} dimensions for a store of {dim}")
+                filled += self.db.execute(
+                    "UPDATE chunks SET embedding = ? "
+                    "WHERE input_hash = ? AND embedding IS NULL AND embedding_input <> ''",
+                    (blob, key),
+                ).rowcount
+        self._wrote_vectors = True
+        return filled
 
     def replace_conversation(
         self,
@@ -508,11 +568,6 @@ class SQLiteStore:
             ).fetchone()[0]
             if wrong:
                 problems.append(f"{wrong} vectors do not have the {dim} dimensions of {model}")
-        unembedded = self.db.execute(
-            "SELECT count(*) FROM chunks WHERE embedding IS NULL AND embedding_input != ''"
-        ).fetchone()[0]
-        if unembedded:
-            problems.append(f"{unembedded} chunks with text to embed have no vector")
         fts = self.db.execute("SELECT count(*) FROM chunks_fts").fetchone()[0]
         indexed = self.db.execute("SELECT count(*) FROM chunks WHERE embedding_input != ''").fetchone()[0]
         if fts != indexed:
@@ -813,4 +868,3 @@ def _filter_sql(filters: SearchFilters) -> tuple[str, list[object]]:
         clauses.append(" AND c.occurred_ts <= ?")
         params.append(filters.until.timestamp())
     return "".join(clauses), params
-
