@@ -253,7 +253,7 @@ class KnowledgeBase:
 
     def conversations(self) -> list[dict[str, object]]:
         """Every conversation: ref, title (as shown everywhere), kind, format, message count, first and last time."""
-        listed = self.store.list_conversations()
+        listed = [item.to_dict() for item in self.store.list_conversations()]
         for item in listed:
             metadata = item.pop("metadata", None) or {}
             conversation = Conversation(str(item["ref"]), str(item["title"]), str(item["kind"]), metadata=metadata)
@@ -262,7 +262,7 @@ class KnowledgeBase:
         return listed
 
     def documents(self) -> list[dict[str, str]]:
-        return self.store.list_documents()
+        return [item.to_dict() for item in self.store.list_documents()]
 
     def overview(self, examples: int = 3, shown: int = 8) -> dict[str, object]:
         """What a start page shows: the counts, the largest conversations, the latest documents, and a
@@ -296,25 +296,26 @@ class KnowledgeBase:
         """Remove one conversation and everything built from it, on a person's explicit request, and
         record that it was forgotten (what, when, how many messages; never the text). Ingesting an
         export that still holds it adds it back. None when the store has no such conversation."""
-        return self.store.forget_conversation(conversation, now or datetime.now(UTC))
+        record = self.store.forget_conversation(conversation, now or datetime.now(UTC))
+        return record.to_dict() if record else None
 
     def review(self) -> list[dict[str, object]]:
         """What a person may want to look at: flagged messages (nothing deleted), then conversations
         forgotten on request."""
-        items = self.store.review_items()
+        items: list[dict[str, object]] = [item.to_dict() for item in self.store.review_items()]
         for record in self.store.forgotten_conversations():
             items.append(
                 {
-                    "conversation": record["conversation"],
+                    "conversation": record.conversation,
                     "message_id": None,
                     "reason": "forgotten on request",
-                    "flagged_at": record["forgotten_at"],
+                    "flagged_at": record.forgotten_at,
                     "sender_name": None,
                     "sender": None,
                     "sent_at": None,
                     "text": None,
-                    "title": record["title"],
-                    "messages": record["messages"],
+                    "title": record.title,
+                    "messages": record.messages,
                 }
             )
         return items

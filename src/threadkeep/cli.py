@@ -1072,9 +1072,9 @@ def _foreign_data(kb: KnowledgeBase) -> list[str]:
         if line.strip()
     }
     sample_docs = sample_path("docs").resolve()
-    foreign = [str(item["ref"]) for item in kb.store.list_conversations() if item["ref"] not in sample_refs]
+    foreign = [item.ref for item in kb.store.list_conversations() if item.ref not in sample_refs]
     foreign += [
-        str(item["id"]) for item in kb.store.list_documents() if Path(item["path"]).resolve().parent != sample_docs
+        item.id for item in kb.store.list_documents() if Path(item.path).resolve().parent != sample_docs
     ]
     return foreign
 

@@ -6,91 +6,11 @@ from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
-from hashlib import sha256
 from typing import Any, Protocol
 
 import numpy as np
 
 from threadkeep.model import Chunk, Conversation, Document, Message, Thread
-
-
-def chunk_from_row(row: Sequence[Any], decode: Callable[[Any], Any] = lambda value: value) -> Chunk:
-    """A chunk from a row in `CHUNK_COLUMNS` order; `decode` turns stored JSON lists into lists."""
-    (id_, source_type, source_ref, title, text, embedding_input, occurred_at, started_at, heading_path,
-     evidence_ids, resolution_state, media) = row  # fmt: skip
-    return Chunk(
-        id=id_,
-        source_type=source_type,
-        source_ref=source_ref,
-        title=title,
-        text=text,
-        embedding_input=embedding_input,
-        occurred_at=datetime.fromisoformat(occurred_at),
-        started_at=datetime.fromisoformat(started_at) if started_at else None,
-        heading_path=tuple(decode(heading_path)) if heading_path else None,
-        evidence_ids=tuple(decode(evidence_ids)) if evidence_ids else None,
-        resolution_state=resolution_state,
-        has_unresolved_media=bool(media),
-    )
-
-
-MESSAGE_COLUMNS = (
-    "id, conversation, sender, sent_at, text, kind, role, sender_name, reply_to, mentions, recalled, "
-    "edited_at, platform_thread, metadata"
-)
-
-
-def message_from_row(row: Sequence[Any], decode: Callable[[Any], Any] = lambda value: value) -> Message:
-    """A message from a row in `MESSAGE_COLUMNS` order; `decode` turns stored JSON into Python values."""
-    return Message(
-        id=row[0],
-        conversation=row[1],
-        sender=row[2],
-        sent_at=datetime.fromisoformat(row[3]),
-        text=row[4],
-        kind=row[5],
-        role=row[6],
-        sender_name=row[7],
-        reply_to=row[8],
-        mentions=tuple(decode(row[9])),
-        recalled=bool(row[10]),
-        edited_at=datetime.fromisoformat(row[11]) if row[11] else None,
-        platform_thread=row[12],
-        metadata=decode(row[13]),
-    )
-
-
-# What `forget_conversation` records about a conversation it removed (never its messages).
-FORGOTTEN_KEYS = ("conversation", "title", "source_format", "messages", "forgotten_at")
-
-CHUNK_COLUMNS = (
-    "id, source_type, source_ref, title, text, embedding_input, occurred_at, started_at, heading_path, "
-    "evidence_ids, resolution_state, has_unresolved_media"
-)
-
-
-@dataclass(frozen=True, slots=True)
-class ThreadRow:
-    id: str
-    conversation: str
-    message_ids: tuple[str, ...]
-    reply_to: dict[str, str]
-    chunk_id: str | None
-
-
-def thread_rows(
-    conversation: str, threads: Sequence[Thread], chunks: Sequence[Chunk]
-) -> tuple[list[ThreadRow], dict[str, str]]:
-    """The rows a store keeps for a conversation's threads, and each message's thread id."""
-    chunk_of_message = {chunk.evidence_ids[0]: chunk.id for chunk in chunks if chunk.evidence_ids}
-    rows: list[ThreadRow] = []
-    thread_of: dict[str, str] = {}
-    for thread in threads:
-        thread_id = f"{conversation}#{thread.message_ids[0]}"
-        chunk = next((chunk_of_message[mid] for mid in thread.message_ids if mid in chunk_of_message), None)
-        rows.append(ThreadRow(thread_id, conversation, thread.message_ids, thread.reply_to, chunk))
-        thread_of.update(dict.fromkeys(thread.message_ids, thread_id))
-    return rows, thread_of
 
 
 class StoreError(RuntimeError):
@@ -149,6 +69,62 @@ class VectorClaim:
     def fill(self, vectors: dict[str, np.ndarray]) -> int:
         """Store the vectors (by input hash) on every claimed chunk with that input; returns chunks filled."""
         return self._fill(vectors) if vectors else 0
+
+
+# --- listings: what a store lists, each with its one JSON shape -----------------------------------
+# Times are the ISO text as stored, with the UTC offset each was given.
+
+
+class _Listed:
+    __slots__ = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.__slots__}
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationSummary(_Listed):
+    ref: str
+    title: str
+    kind: str
+    source_format: str
+    messages: int
+    first_message_at: str | None  # the earliest and latest messages in real time, not by their text
+    last_message_at: str | None
+    metadata: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentSummary(_Listed):
+    id: str
+    title: str
+    path: str
+    updated_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewFlag(_Listed):
+    """A message flagged for a person's look, with the message itself when the store still holds it."""
+
+    conversation: str
+    message_id: str
+    reason: str
+    flagged_at: str
+    sender_name: str | None
+    sender: str | None
+    sent_at: str | None
+    text: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ForgottenConversation(_Listed):
+    """What `forget_conversation` records about a conversation it removed (never its messages)."""
+
+    conversation: str
+    title: str
+    source_format: str
+    messages: int
+    forgotten_at: str
 
 
 class Store(Protocol):
@@ -213,22 +189,21 @@ class Store(Protocol):
 
     def remove_document(self, document_id: str) -> bool: ...
 
-    def list_documents(self) -> list[dict[str, str]]: ...
+    def list_documents(self) -> list[DocumentSummary]: ...
 
-    def list_conversations(self) -> list[dict[str, object]]:
-        """ref, title, kind, source_format, messages, first_message_at, last_message_at, metadata."""
+    def list_conversations(self) -> list[ConversationSummary]: ...
 
-    def forget_conversation(self, ref: str, forgotten_at: datetime) -> dict[str, object] | None:
+    def forget_conversation(self, ref: str, forgotten_at: datetime) -> ForgottenConversation | None:
         """Delete a conversation with its messages, threads, chunks and review flags, in one transaction,
-        and record what went (`FORGOTTEN_KEYS`, no message text). None when there is no such conversation."""
+        and record what went (no message text). None when there is no such conversation."""
 
-    def forgotten_conversations(self) -> list[dict[str, object]]:
+    def forgotten_conversations(self) -> list[ForgottenConversation]:
         """The records `forget_conversation` left, oldest first."""
 
     def flag_for_review(self, conversation: str, message_id: str, reason: str, flagged_at: datetime) -> None:
         """Remember that a message needs a person's look (e.g. the exporter no longer saw it). Deletes nothing."""
 
-    def review_items(self) -> list[dict[str, object]]: ...
+    def review_items(self) -> list[ReviewFlag]: ...
 
     def integrity_problems(self) -> list[str]:
         """What is wrong with the stored data, as readable sentences (empty when all is well)."""
@@ -289,8 +264,3 @@ def plan_terms(words: Iterable[str], bigrams: Iterable[str], documents: Callable
         [term for _, column, term in kept if column == "bigrams"],
         postings > POSTINGS_BUDGET,
     )
-
-
-def input_hash(text: str) -> str:
-    """The key a vector is stored and reused under: the hash of the text it embeds."""
-    return sha256(text.encode("utf-8")).hexdigest()
