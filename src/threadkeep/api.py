@@ -23,7 +23,7 @@ from threadkeep.generate import Endpoint, generate
 from threadkeep.ingest import IngestReport, ProgressCallback, ingest_path
 from threadkeep.model import Chunk, Conversation, Hit, Message, ReadResult, Thread
 from threadkeep.readers import Limits, read_path
-from threadkeep.search import SearchSettings, retrieve
+from threadkeep.search import SearchSettings, pending_coverage, retrieve
 from threadkeep.store import SearchFilters, Store, open_store
 from threadkeep.text import is_question
 from threadkeep.threads import ThreadSettings, build_threads
@@ -64,6 +64,12 @@ def hit_to_dict(hit: Hit) -> dict:
         "heading_path": list(chunk.heading_path) if chunk.heading_path is not None else None,
         "score": hit.score,
     }
+
+
+def coverage_to_dict(vectors: tuple[int, int] | None) -> dict:
+    """The `vectors` entry of search and ask results: present only while some vectors are still to be
+    made, so a client can say that the rest was found by its words alone."""
+    return {"vectors": {"with_vector": vectors[0], "to_embed": vectors[1]}} if vectors else {}
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,6 +149,10 @@ class KnowledgeBase:
     def fill_vectors(self, progress: Progress | None = None) -> FillReport:
         """Embed every chunk stored without a vector (those an ingest without `wait` left)."""
         return fill_vectors(self.store, self.embedder, progress)
+
+    def pending_coverage(self) -> tuple[int, int] | None:
+        """`vector_coverage()` while some vectors are still to be made, else None (cheap when none are)."""
+        return pending_coverage(self.store)
 
     def vector_coverage(self) -> tuple[int, int]:
         """(chunks with a vector, chunks with text to embed): search is hybrid over the first, full text over all."""

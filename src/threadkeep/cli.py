@@ -20,14 +20,13 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, Progress, TaskID, TextColumn
 
-from threadkeep.api import KnowledgeBase, hit_to_dict, read_chats, threads_of
+from threadkeep.api import KnowledgeBase, coverage_to_dict, hit_to_dict, read_chats, threads_of
 from threadkeep.backfill import fill_store, lock_holder, start_background_fill
 from threadkeep.chunks.chat import transcript_line
 from threadkeep.generate import Endpoint, GenerationError
 from threadkeep.ingest import IngestReport
 from threadkeep.model import SKIPS_SHOWN, Conversation, Hit, Message, ReadResult, Skip, summarize_skips
 from threadkeep.readers import ArchiveError, Limits, UnknownFormatError, format_names
-from threadkeep.search import pending_coverage
 from threadkeep.store import SearchFilters, StoreError, StoreNotFound, default_location
 from threadkeep.threads import ThreadSettings
 from threadkeep.transcript import to_transcript
@@ -701,11 +700,6 @@ def message_to_dict(message: Message) -> dict:
     return data
 
 
-def _vectors_json(vectors: tuple[int, int] | None) -> dict:
-    """The `vectors` entry of search and ask JSON: present only while some vectors are still to be made."""
-    return {"vectors": {"with_vector": vectors[0], "to_embed": vectors[1]}} if vectors else {}
-
-
 def _warn_coverage(vectors: tuple[int, int] | None) -> None:
     """Say on stderr that results come from full text alone, or partly, while vectors are being made."""
     if vectors is None:
@@ -769,9 +763,9 @@ def search(
     with open_kb(db) as kb:
         require_content(kb)
         hits = kb.search(query, k=k, filters=filters, now=parse_now(now), per_source=per_source)
-        vectors = pending_coverage(kb.store)
+        vectors = kb.pending_coverage()
     if as_json:
-        found = {"query": query, "hits": [hit_to_dict(hit) for hit in hits], **_vectors_json(vectors)}
+        found = {"query": query, "hits": [hit_to_dict(hit) for hit in hits], **coverage_to_dict(vectors)}
         click.echo(json.dumps(found, ensure_ascii=False, indent=2))
     else:
         _warn_coverage(vectors)
@@ -823,9 +817,9 @@ def ask(
             endpoint=endpoint,
             show_nearest=show_nearest,
         )
-        vectors = pending_coverage(kb.store)
+        vectors = kb.pending_coverage()
     if as_json:
-        click.echo(json.dumps({**answer.to_dict(), **_vectors_json(vectors)}, ensure_ascii=False, indent=2))
+        click.echo(json.dumps({**answer.to_dict(), **coverage_to_dict(vectors)}, ensure_ascii=False, indent=2))
         return
     _warn_coverage(vectors)
     out.print(answer.generated_text or answer.text, markup=False)
