@@ -10,14 +10,18 @@ skips them, so any number of processes, on any machines, share the work.
 
 from __future__ import annotations
 
+import multiprocessing
 import os
+import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
+
+import numpy as np
 
 from threadkeep.embed import Embedder
 from threadkeep.store import Store
@@ -54,29 +58,102 @@ def fill_vectors(
     embedder: Embedder,
     progress: Progress | None = None,
     stop: Callable[[], bool] | None = None,
+    processes: int | None = None,
 ) -> FillReport:
-    """Embed until no chunk is left without a vector (or another process holds the rest, or `stop()`)."""
+    """Embed until no chunk is left without a vector (or another process holds the rest, or `stop()`).
+
+    With more than one process (default: one per core for a model that says it gains from it, when
+    there is enough to embed), the model runs in that many worker processes of one thread each."""
     started = time.monotonic()
     store.bind_embedder(embedder.name, embedder.dim)
     report = FillReport()
     report.with_vector, report.to_embed = store.vector_coverage()
     if progress:
         progress("vectors", report.with_vector, report.to_embed)
-    while report.pending and not (stop and stop()):
-        with store.claim_pending(CLAIM_SIZE) as claim:
-            if not claim.inputs and not claim.reused:
-                break  # what is left is claimed by other processes
-            keys = list(claim.inputs)
-            matrix = embedder.embed_passages([claim.inputs[key] for key in keys])
-            filled = claim.fill(dict(zip(keys, matrix, strict=True)))
-        report.embedded += len(keys)
-        report.reused += claim.reused
-        report.filled += filled + claim.reused
-        report.with_vector, report.to_embed = store.vector_coverage()
-        if progress:
-            progress("vectors", report.with_vector, report.to_embed)
+    if processes is None:
+        processes = default_processes(embedder, report.pending)
+    pool = EmbeddingPool(embedder, processes) if processes > 1 and report.pending else None
+    try:
+        while report.pending and not (stop and stop()):
+            with store.claim_pending(CLAIM_SIZE) as claim:
+                if not claim.inputs and not claim.reused:
+                    break  # what is left is claimed by other processes
+                keys = list(claim.inputs)
+                texts = [claim.inputs[key] for key in keys]
+                matrix = (pool or embedder).embed_passages(texts) if texts else []
+                filled = claim.fill(dict(zip(keys, matrix, strict=True)))
+            report.embedded += len(keys)
+            report.reused += claim.reused
+            report.filled += filled + claim.reused
+            report.with_vector, report.to_embed = store.vector_coverage()
+            if progress:
+                progress("vectors", report.with_vector, report.to_embed)
+    finally:
+        if pool is not None:
+            pool.close()
     report.seconds = time.monotonic() - started
     return report
+
+
+# Starting a worker process and loading the model in it costs seconds: below this many chunks to
+# embed, the model already loaded here does it.
+POOL_FROM = 4 * CLAIM_SIZE
+
+
+def cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def default_processes(embedder: Embedder, pending: int) -> int:
+    """Worker processes for `pending` chunks: one per core for a model that gains from it, else none."""
+    if not getattr(embedder, "parallel", False) or pending < POOL_FROM:
+        return 1
+    return max(1, min(cores(), int(os.environ.get("THREADKEEP_EMBED_PROCESSES", 0)) or cores()))
+
+
+class EmbeddingPool:
+    """`embed_passages` over worker processes, each with the model and one OpenMP thread.
+
+    One process with two threads spends part of its time keeping them in step (measured: 2 processes
+    of 1 thread used 16 % less CPU for the same inputs than 1 of 2). Each call's inputs are sorted by
+    length and dealt out in turn, so the workers get about the same work."""
+
+    def __init__(self, embedder: Embedder, processes: int) -> None:
+        context = multiprocessing.get_context("spawn")
+        self.name, self.dim, self.processes = embedder.name, embedder.dim, processes
+        self._pool = context.Pool(processes, initializer=_start_worker, initargs=(embedder.name,))
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        shares = [order[worker :: self.processes] for worker in range(self.processes)]
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for share, vectors in zip(
+            shares, self._pool.map(_embed, [[texts[i] for i in share] for share in shares]), strict=True
+        ):
+            if share:
+                out[share] = vectors
+        return out
+
+    def close(self) -> None:
+        self._pool.terminate()
+        self._pool.join()
+
+
+_worker_embedder: Embedder | None = None
+
+
+def _start_worker(name: str) -> None:
+    global _worker_embedder
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    os.environ["OMP_NUM_THREADS"] = "1"  # before the engine loads: it reads this once
+    from threadkeep.embed import get_embedder
+
+    _worker_embedder = get_embedder(name)
+
+
+def _embed(texts: list[str]) -> np.ndarray:
+    assert _worker_embedder is not None
+    return _worker_embedder.embed_passages(texts) if texts else np.zeros((0, 0), dtype=np.float32)
 
 
 # --- one embedding process per SQLite store -------------------------------------------------------
