@@ -1,7 +1,7 @@
 """Ingest throughput: searchable (text and full text stored) and with vectors, against pure embedding.
 
     python benchmarks/ingest_throughput.py                          # LoCoMo, the real model, both layouts
-    python benchmarks/ingest_throughput.py --limit 500 --layouts 2x1
+    python benchmarks/ingest_throughput.py --conversation conv-30 --layouts 2x1
     python benchmarks/ingest_throughput.py --bundle ../shared/bench/irc/train/bundle --free
 
 For each layout of the model (`1x2`: one process of two threads; `2x1`: two worker processes of
@@ -76,15 +76,17 @@ class Clock:
 
 
 def limited(result: ReadResult, limit: int) -> ReadResult:
-    """The first `limit` messages, whole conversations only."""
+    """Whole conversations, in the order they first appear, until they hold `limit` messages or more."""
+    sizes: dict[str, int] = {}
+    for message in result.messages:
+        sizes[message.conversation] = sizes.get(message.conversation, 0) + 1
     keep: set[str] = set()
     count = 0
-    for message in result.messages:
-        if message.conversation not in keep:
-            if count >= limit:
-                continue
-            keep.add(message.conversation)
-        count += 1
+    for ref, size in sizes.items():
+        if count >= limit:
+            break
+        keep.add(ref)
+        count += size
     return ReadResult(
         result.format,
         [c for c in result.conversations if c.ref in keep],
@@ -140,6 +142,7 @@ def main() -> None:
     parser.add_argument("--bundle", type=Path, default=BUNDLE)
     parser.add_argument("--free", action="store_true", help="a model that costs nothing: the pipeline alone")
     parser.add_argument("--limit", type=int, default=0, help="only the first N messages (whole conversations)")
+    parser.add_argument("--conversation", help="only this conversation (e.g. conv-30, LoCoMo's smallest)")
     parser.add_argument("--layouts", nargs="+", default=["1x2", "2x1"], choices=["1x1", "1x2", "2x1"])
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -147,6 +150,13 @@ def main() -> None:
     started = time.perf_counter()
     result = read_path(args.bundle)
     read_seconds = time.perf_counter() - started
+    if args.conversation:
+        result = ReadResult(
+            result.format,
+            [c for c in result.conversations if c.ref == args.conversation],
+            [m for m in result.messages if m.conversation == args.conversation],
+            result.skipped,
+        )
     if args.limit:
         result = limited(result, args.limit)
     messages = len(result.messages)
@@ -155,7 +165,7 @@ def main() -> None:
         embedder = FreeEmbedder() if args.free else get_embedder()
         print(row(args.child, messages, run_layout(result, embedder, processes)), flush=True)
         return
-    print(f"bundle {args.bundle}: {messages:,} messages, read in {read_seconds:.1f} s; {os.cpu_count()} cores")
+    print(f"bundle {args.bundle}: {messages:,} messages used, read in {read_seconds:.1f} s; {os.cpu_count()} cores")
     print(
         "| layout | load | searchable msg/s (wall) | CPU-s | vectors wall s | CPU-s | ingest + vectors msg/s | CPU-s "
         "| pure embedding wall s | CPU-s | (ingest + vectors) / pure, wall / CPU | chunks / embedded |"
@@ -165,6 +175,7 @@ def main() -> None:
         threads = layout.split("x")[1]
         # Each layout in a process of its own: the engine reads OMP_NUM_THREADS once, when it loads.
         command = [sys.executable, __file__, "--bundle", str(args.bundle), "--limit", str(args.limit)]
+        command += ["--conversation", args.conversation] if args.conversation else []
         command += ["--child", layout, *(["--free"] if args.free else [])]
         subprocess.run(command, env={**os.environ, "OMP_NUM_THREADS": threads}, check=True)
 
