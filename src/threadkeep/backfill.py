@@ -114,9 +114,12 @@ def default_processes(embedder: Embedder, pending: int) -> int:
 class EmbeddingPool:
     """`embed_passages` over worker processes, each with the model and one OpenMP thread.
 
-    One process with two threads spends part of its time keeping them in step (measured: 2 processes
-    of 1 thread used 16 % less CPU for the same inputs than 1 of 2). Each call's inputs are sorted by
-    length and dealt out in turn, so the workers get about the same work."""
+    The engine parallelizes inside each matrix product, and its threads meet at every one; worker
+    processes each run whole inputs and never wait for each other. On 128 LoCoMo inputs, 2 cores
+    shared with other jobs (load average 14-16), 2 processes of 1 thread took 418 s against 454 s
+    for 1 process of 2 (both length-sorted), at about the same CPU time (benchmarks/README.md): a
+    small gain, within what the machine's load moves. Each call's inputs are sorted by length and
+    dealt out in turn, so the workers get about the same work."""
 
     def __init__(self, embedder: Embedder, processes: int) -> None:
         context = multiprocessing.get_context("spawn")

@@ -296,9 +296,10 @@ class IngestProgress:
         return f"about {_duration(elapsed * (total - done) / done)} left"
 
     def _line(self, stage: str, done: int, total: int) -> str:
+        command = "embed" if self.name == "vectors" else "ingest"
         if stage == "reading":
-            return f"ingest: reading {self.name}"
-        line = f"ingest: {stage} {done:,}/{total:,} {PROGRESS_UNITS.get(stage, '')}"
+            return f"{command}: reading {self.name}"
+        line = f"{command}: {stage} {done:,}/{total:,} {PROGRESS_UNITS.get(stage, '')}"
         left = self._left(stage)
         return f"{line}, {left}" if left else line
 
@@ -534,11 +535,13 @@ def _print_vectors(with_vector: int, to_embed: int, background: int | None = Non
     """Where the store's vectors stand, when some are still to be made."""
     if with_vector >= to_embed:
         return
-    made = f"background process {background}" if background else "`threadkeep embed`"
+    if background:
+        made = f"a background process ({background}) makes the rest: `threadkeep embed` shows its progress"
+    else:
+        made = "`threadkeep embed` makes the rest"
     out.print(
-        f"searchable now by full text; vectors for {with_vector:,} of {to_embed:,} chunks so far "
-        f"(search by meaning covers those): the {made} makes the rest "
-        f"(`threadkeep embed` shows its progress; `ingest --wait` waits for it)",
+        f"searchable by full text; vectors for {with_vector:,} of {to_embed:,} chunks so far (search by meaning "
+        f"covers those): {made} (`ingest --wait` waits for them)",
         markup=False,
     )
 

