@@ -255,7 +255,7 @@ def test_skip_reports_stay_small_however_many_lines_are_bad(tmp_path):
     assert data["skipped"]["count"] == 300_000 and len(data["skipped"]["first"]) == 20
     assert data["skipped"]["by_reason"][0]["count"] == 300_000 and not data["skipped"]["complete"]
     first = data["skipped"]["first"][0]
-    assert (first["file"], first["line"]) == ("messages.jsonl", 2) and "not valid JSON" in first.reason
+    assert (first["file"], first["line"]) == ("messages.jsonl", 2) and "not valid JSON" in first["reason"]
     assert len(report.to_dict(None)["skipped"]["first"]) == 300_000
 
 

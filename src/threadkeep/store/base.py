@@ -1,16 +1,15 @@
-"""What every store offers, whatever the database behind it."""
+"""The words every store and its callers share: errors, filters, records and listings, term planning."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
-from threadkeep.model import Chunk, Conversation, Document, Message, Thread
+from threadkeep.model import Conversation
 
 
 class StoreError(RuntimeError):
@@ -125,99 +124,6 @@ class ForgottenConversation(_Listed):
     source_format: str
     messages: int
     forgotten_at: str
-
-
-class Store(Protocol):
-    address: str  # what `open_store` takes to reach this store again (may hold a password)
-    name: str  # how to name the store to someone who must not learn where it is (file or database name)
-
-    def close(self) -> None: ...
-
-    def bind_embedder(self, name: str, dim: int) -> None:
-        """Record the embedding model on first use; refuse a different one later."""
-
-    def conversation_record(self, ref: str) -> ConversationRecord | None: ...
-
-    def load_messages(self, conversation: str) -> list[Message]: ...
-
-    def read_conversation(self, ref: str) -> tuple[ConversationRecord | None, list[Message]]:
-        """The conversation's record and its messages, read from one snapshot."""
-
-    def load_thread(self, conversation: str, message_id: str) -> list[Message]:
-        """Every message of the thread holding `message_id`, in time order (empty if unknown)."""
-
-    def embeddings_for(self, source_ref: str) -> dict[str, np.ndarray]:
-        """Stored vectors of one conversation's or document's chunks, by embedding-input hash."""
-
-    def vectors_by_input(self, hashes: Iterable[str]) -> dict[str, np.ndarray]:
-        """Vectors any chunk of the store has for these embedding-input hashes."""
-
-    def vector_coverage(self) -> tuple[int, int]:
-        """(chunks with a vector, chunks with text to embed): search is hybrid over the first only."""
-
-    def pending_vectors(self) -> int:
-        """Chunks with text to embed and no vector; costs about one index entry per such chunk."""
-
-    def claim_pending(self, limit: int) -> AbstractContextManager[VectorClaim]:
-        """Claim up to `limit` chunks that have text to embed and no vector. Those whose input another
-        chunk already has a vector for get it at once; the claim lists the other inputs, once each."""
-
-    def replace_conversation(
-        self,
-        conversation: Conversation,
-        content_hash: str,
-        messages: Sequence[Message],
-        threads: Sequence[Thread],
-        chunks: Sequence[Chunk],
-        embeddings: dict[str, np.ndarray],
-        based_on: BasedOn | None = None,
-    ) -> None:
-        """Atomically replace everything stored for one conversation.
-
-        With `based_on`, raise `ConcurrentWriteError` and write nothing when the stored content hash
-        is no longer the one the new content was computed from (checked under the writer lock)."""
-
-    def document_hash(self, document_id: str) -> str | None: ...
-
-    def find_document(self, path: str, file_hash: str) -> tuple[str, str] | None:
-        """(id, path) of the stored document at this absolute path, else of one with the same file content."""
-
-    def replace_document(
-        self, document: Document, content_hash: str, chunks: Sequence[Chunk], embeddings: dict[str, np.ndarray]
-    ) -> None:
-        """Atomically replace one document and its chunks."""
-
-    def remove_document(self, document_id: str) -> bool: ...
-
-    def list_documents(self) -> list[DocumentSummary]: ...
-
-    def list_conversations(self) -> list[ConversationSummary]: ...
-
-    def forget_conversation(self, ref: str, forgotten_at: datetime) -> ForgottenConversation | None:
-        """Delete a conversation with its messages, threads, chunks and review flags, in one transaction,
-        and record what went (no message text). None when there is no such conversation."""
-
-    def forgotten_conversations(self) -> list[ForgottenConversation]:
-        """The records `forget_conversation` left, oldest first."""
-
-    def flag_for_review(self, conversation: str, message_id: str, reason: str, flagged_at: datetime) -> None:
-        """Remember that a message needs a person's look (e.g. the exporter no longer saw it). Deletes nothing."""
-
-    def review_items(self) -> list[ReviewFlag]: ...
-
-    def integrity_problems(self) -> list[str]:
-        """What is wrong with the stored data, as readable sentences (empty when all is well)."""
-
-    def dense_candidates(self, query: np.ndarray, k: int, filters: SearchFilters) -> list[tuple[str, float]]: ...
-
-    def lexical_candidates(self, text: str, k: int, filters: SearchFilters) -> list[tuple[str, float]]: ...
-
-    def get_chunks(self, ids: Iterable[str]) -> dict[str, Chunk]: ...
-
-    def recent_chat_chunks(self, resolution_state: str, limit: int) -> list[Chunk]:
-        """The latest chat chunks in this state, newest first (the start page's example questions)."""
-
-    def stats(self) -> dict[str, object]: ...
 
 
 # --- full text and content hashes, the same for every backend ---------------------------------

@@ -41,7 +41,7 @@ from psycopg.pq import Format
 from psycopg.types.json import Jsonb
 
 from threadkeep.store.base import BIGRAM_WEIGHT, NEWEST_MATCHES, SearchFilters, StoreError, StoreNotFound, plan_terms
-from threadkeep.store.rows import Kind, Table
+from threadkeep.store.rows import Table, Values
 from threadkeep.store.sql import SCHEMA, Migration, SQLStore, pending
 from threadkeep.text import cjk_bigrams, content_tokens
 
@@ -258,29 +258,15 @@ class _VectorTextLoader(Loader):
         return np.array(body.split(b","), dtype=np.float32) if body else np.zeros(0, dtype=np.float32)
 
 
-# How PostgreSQL holds each kind of value (see `store.rows`), and its COPY type.
+# The type binary COPY sends each kind of column as (see `store.rows`; vectors: pgvector's own oid).
 COPY_TYPES: dict[str, str] = {
     "key": "text", "text": "text", "time": "text", "int": "int4", "bool": "bool", "instant": "timestamptz",
     "list": "text[]", "json": "jsonb",
 }  # fmt: skip
 
 
-class _Values:
-    """Lists are text[], objects jsonb, instants timestamptz; text loses NUL, which PostgreSQL cannot hold."""
-
-    def encode(self, kind: Kind, value: Any) -> Any:
-        if value is None:
-            return None
-        if kind == "text":
-            return _clean(value)
-        if kind == "list":
-            return [_clean(item) for item in value]
-        if kind == "json":
-            return _json(value)
-        return value
-
-    def decode(self, kind: Kind, value: Any) -> Any:
-        return value
+# Lists are text[], objects jsonb, instants timestamptz; text loses NUL, which PostgreSQL cannot hold.
+VALUES = Values(encode={"text": _clean, "list": lambda items: [_clean(item) for item in items], "json": _json})
 
 
 def _placeholders(statement: str) -> str:
@@ -301,12 +287,12 @@ class _Writer:
 class PostgresStore(SQLStore):
     """A store in one PostgreSQL database, selected by a `postgresql://` URL."""
 
+    values = VALUES
     VECTOR_DIMS = "vector_dims(embedding)"
 
     def __init__(self, url: str, create: bool = True) -> None:
         self.url = self.address = url
         self.location = redact(url)
-        self.values = _Values()
         try:
             given = conninfo_to_dict(url)
         except psycopg.ProgrammingError as error:

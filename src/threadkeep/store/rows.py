@@ -10,11 +10,12 @@ reading it back all follow from the column.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+import dataclasses
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from hashlib import sha256
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 import numpy as np
 
@@ -22,6 +23,7 @@ from threadkeep.model import Chunk, Conversation, Message, Thread
 from threadkeep.text import cjk_bigrams, content_tokens
 
 Kind = Literal["key", "text", "int", "bool", "time", "instant", "list", "json", "vector"]
+KINDS: frozenset[str] = frozenset(Kind.__args__)  # type: ignore[attr-defined]
 # key: an identifier, kept byte for byte. text: free text. time: a moment as ISO text, with the
 # UTC offset it was given (what is shown). instant: the same moment as sortable real time (what
 # is compared; written, never read back). list: strings (a tuple in the model). json: an object.
@@ -32,34 +34,22 @@ Kind = Literal["key", "text", "int", "bool", "time", "instant", "list", "json", 
 class Column:
     name: str
     kind: Kind
-    field: str | None = None  # the model attribute it holds; None: given when the row is written
-
-    @property
-    def attribute(self) -> str:
-        return self.field or self.name
+    attribute: str  # the model attribute it holds, or the name of a value given when the row is written
 
 
-@dataclass(frozen=True)
 class Table:
-    name: str
-    columns: tuple[Column, ...]
-    # Columns read back into the model object, in the order `decode` takes them.
-    read: tuple[str, ...] = ()
-    names: tuple[str, ...] = field(init=False)
+    """A table's columns, from `name:kind` words (`name:kind=attribute` when the model calls it otherwise).
+    With a `model`, the columns holding the model's fields are read back into it."""
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "names", tuple(column.name for column in self.columns))
-
-    @property
-    def column_list(self) -> str:
-        return ", ".join(self.names)
-
-    @property
-    def read_list(self) -> str:
-        return ", ".join(self.read)
-
-    def kind(self, name: str) -> Kind:
-        return next(column.kind for column in self.columns if column.name == name)
+    def __init__(self, name: str, spec: str, model: type | None = None) -> None:
+        self.name = name
+        self.columns = tuple(_column(word) for word in spec.split())
+        self.names = tuple(column.name for column in self.columns)
+        self.column_list = ", ".join(self.names)
+        fields = {item.name for item in dataclasses.fields(model)} if model else set()
+        # An instant repeats a time for comparing; the time is what is read back.
+        self.read = tuple(c for c in self.columns if c.attribute in fields and c.kind != "instant")
+        self.read_list = ", ".join(column.name for column in self.read)
 
     def insert_sql(self, conflict: str = "") -> str:
         """INSERT of every column with `?` placeholders; `conflict` an ON CONFLICT clause."""
@@ -79,12 +69,19 @@ class Table:
         return tuple(row)
 
     def decode(self, values: Values, row: Sequence[Any]) -> dict[str, Any]:
-        """The attributes a row in `read` order holds, by attribute name."""
-        decoded = {}
-        for name, value in zip(self.read, row, strict=True):
-            column = next(column for column in self.columns if column.name == name)
-            decoded[column.attribute] = _model(column.kind, values.decode(column.kind, value))
-        return decoded
+        """The model attributes a row of the `read_list` columns holds."""
+        return {
+            column.attribute: _model(column.kind, values.decode(column.kind, value))
+            for column, value in zip(self.read, row, strict=True)
+        }
+
+
+def _column(word: str) -> Column:
+    name, _, kind = word.partition(":")
+    kind, _, attribute = kind.partition("=")
+    if kind not in KINDS:
+        raise ValueError(f"column {name}: unknown kind {kind!r}")
+    return Column(name, kind, attribute or name)  # type: ignore[arg-type]
 
 
 def _neutral(kind: Kind, value: Any) -> Any:
@@ -114,149 +111,52 @@ def _model(kind: Kind, value: Any) -> Any:
     return value
 
 
-class Values(Protocol):
-    """How one backend holds each kind of value."""
+class Values:
+    """How one backend holds each kind of value: a function per kind it holds otherwise than Python does.
+    NULL is None either way."""
 
-    def encode(self, kind: Kind, value: Any) -> Any: ...
+    def __init__(
+        self, encode: dict[Kind, Callable[[Any], Any]], decode: dict[Kind, Callable[[Any], Any]] | None = None
+    ) -> None:
+        self._encode, self._decode = encode, decode or {}
 
-    def decode(self, kind: Kind, value: Any) -> Any: ...
+    def encode(self, kind: Kind, value: Any) -> Any:
+        convert = self._encode.get(kind)
+        return value if value is None or convert is None else convert(value)
+
+    def decode(self, kind: Kind, value: Any) -> Any:
+        convert = self._decode.get(kind)
+        return value if value is None or convert is None else convert(value)
 
 
 # --- the tables -------------------------------------------------------------------------------
 
 CONVERSATIONS = Table(
-    "conversations",
-    (
-        Column("ref", "key"),
-        Column("title", "text"),
-        Column("kind", "key"),
-        Column("source_format", "key"),
-        Column("metadata", "json"),
-        Column("content_hash", "key"),
-    ),
-    read=("ref", "title", "kind", "source_format", "metadata"),
+    "conversations", "ref:key title:text kind:key source_format:key metadata:json content_hash:key", Conversation
 )
-
 MESSAGES = Table(
     "messages",
-    (
-        Column("conversation", "key"),
-        Column("id", "key"),
-        Column("position", "int"),
-        Column("sender", "text"),
-        Column("sender_name", "text"),
-        Column("role", "key"),
-        Column("kind", "key"),
-        Column("sent_at", "time"),
-        Column("sent_ts", "instant", "sent_at"),
-        Column("text", "text"),
-        Column("reply_to", "key"),
-        Column("mentions", "list"),
-        Column("recalled", "bool"),
-        Column("edited_at", "time"),
-        Column("platform_thread", "key"),
-        Column("metadata", "json"),
-        Column("thread_id", "key"),
-    ),
-    read=(
-        "id",
-        "conversation",
-        "sender",
-        "sent_at",
-        "text",
-        "kind",
-        "role",
-        "sender_name",
-        "reply_to",
-        "mentions",
-        "recalled",
-        "edited_at",
-        "platform_thread",
-        "metadata",
-    ),
+    "conversation:key id:key position:int sender:text sender_name:text role:key kind:key sent_at:time "
+    "sent_ts:instant=sent_at text:text reply_to:key mentions:list recalled:bool edited_at:time "
+    "platform_thread:key metadata:json thread_id:key",
+    Message,
 )
-
-THREADS = Table(
-    "threads",
-    (
-        Column("id", "key"),
-        Column("conversation", "key"),
-        Column("message_ids", "list"),
-        Column("reply_to", "json"),
-        Column("chunk_id", "key"),
-    ),
-)
-
+THREADS = Table("threads", "id:key conversation:key message_ids:list reply_to:json chunk_id:key")
+# search_words / search_bigrams: what full text indexes, segmented tokens space-separated (NULL: not indexed).
 CHUNKS = Table(
     "chunks",
-    (
-        Column("id", "key"),
-        Column("source_type", "key"),
-        Column("source_ref", "key"),
-        Column("title", "text"),
-        Column("text", "text"),
-        Column("embedding_input", "text"),
-        Column("input_hash", "key"),
-        Column("embedding", "vector"),
-        Column("occurred_at", "time"),
-        Column("occurred_ts", "instant", "occurred_at"),
-        Column("started_at", "time"),
-        Column("heading_path", "list"),
-        Column("evidence_ids", "list"),
-        Column("resolution_state", "key"),
-        Column("has_unresolved_media", "bool"),
-        # What full text indexes: segmented tokens, space-separated; NULL when not indexed.
-        Column("search_words", "text"),
-        Column("search_bigrams", "text"),
-    ),
-    read=(
-        "id",
-        "source_type",
-        "source_ref",
-        "title",
-        "text",
-        "embedding_input",
-        "occurred_at",
-        "started_at",
-        "heading_path",
-        "evidence_ids",
-        "resolution_state",
-        "has_unresolved_media",
-    ),
+    "id:key source_type:key source_ref:key title:text text:text embedding_input:text input_hash:key "
+    "embedding:vector occurred_at:time occurred_ts:instant=occurred_at started_at:time heading_path:list "
+    "evidence_ids:list resolution_state:key has_unresolved_media:bool search_words:text search_bigrams:text",
+    Chunk,
 )
-
+# content_hash: what the document was built from (see ingest_documents); file_hash: the file's own
+# content (the model's content_hash), to know the document again elsewhere.
 DOCUMENTS = Table(
-    "documents",
-    (
-        Column("id", "key"),
-        Column("title", "text"),
-        Column("path", "key"),
-        Column("updated_at", "time"),
-        Column("content_hash", "key"),  # what the document was built from (see ingest_documents)
-        Column("file_hash", "key", "content_hash"),  # the file's own content, to know it again elsewhere
-    ),
+    "documents", "id:key title:text path:key updated_at:time content_hash:key file_hash:key=content_hash"
 )
-
-REVIEW_FLAGS = Table(
-    "review_flags",
-    (
-        Column("conversation", "key"),
-        Column("message_id", "key"),
-        Column("reason", "text"),
-        Column("flagged_at", "time"),
-    ),
-)
-
-FORGOTTEN = Table(
-    "forgotten",
-    (
-        Column("conversation", "key"),
-        Column("title", "text"),
-        Column("source_format", "key"),
-        Column("messages", "int"),
-        Column("forgotten_at", "time"),
-    ),
-)
+REVIEW_FLAGS = Table("review_flags", "conversation:key message_id:key reason:text flagged_at:time")
+FORGOTTEN = Table("forgotten", "conversation:key title:text source_format:key messages:int forgotten_at:time")
 
 
 # --- model objects as rows ----------------------------------------------------------------------

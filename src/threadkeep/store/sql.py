@@ -7,12 +7,13 @@ over the tables of `store.rows`. A backend supplies only what differs:
 
 - connection and locking: `_rows` (a read), `_write(lock)` (one transaction, holding the
   writer lock for `lock`), `_snapshot` (several reads from one moment);
-- how values are held (`values`) and how many rows go in at once (`_insert`);
+- how values are held (`values`) and how rows go in in bulk (`_insert`);
 - setting vectors up once the embedder is known (`_bind_vectors`), and what a vector's
   dimension is in SQL (`VECTOR_DIMS`);
-- searching: `dense_candidates` and `lexical_candidates`, and whatever keeps their indexes;
+- searching: `dense_candidates` and `lexical_candidates`, and whatever keeps their indexes
+  (`_chunks_changed`, `_index_problems`);
 - claiming chunks whose vectors are still to be made (`_claim`);
-- its migrations (`store.migrations`), run when it opens.
+- its migrations: a list of named `Migration`s, run by `pending` order when it opens.
 """
 
 from __future__ import annotations
@@ -76,11 +77,18 @@ class Writer(Protocol):
 
 
 class SQLStore:
+    """What every store offers, whatever the database behind it."""
+
+    address: str  # what `open_store` takes to reach this store again (may hold a password)
+    name: str  # how to name the store to someone who must not learn where it is (file or database name)
     location: str  # how messages and stats name the store
     values: Values
     VECTOR_DIMS: str  # SQL: the dimensions of `embedding`
 
     # --- hooks ---------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        raise NotImplementedError
 
     def _rows(self, statement: str, params: Sequence[Any] = ()) -> list[tuple]:
         raise NotImplementedError
@@ -408,7 +416,8 @@ class SQLStore:
         for batch in _batches(ids):
             marks = ",".join("?" * len(batch))
             for row in self._rows(f"SELECT {CHUNKS.read_list} FROM chunks WHERE id IN ({marks})", batch):
-                found[row[0]] = chunk_from_row(self.values, row)
+                chunk = chunk_from_row(self.values, row)
+                found[chunk.id] = chunk
         return found
 
     def recent_chat_chunks(self, resolution_state: str, limit: int) -> list[Chunk]:

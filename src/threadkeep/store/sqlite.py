@@ -20,6 +20,7 @@ import json
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +35,7 @@ from threadkeep.store.base import (
     StoreNotFound,
     plan_terms,
 )
-from threadkeep.store.rows import Kind, Table
+from threadkeep.store.rows import Table, Values
 from threadkeep.store.sql import Migration, SQLStore, pending
 from threadkeep.store.vectors import FOLD_AT, Rows, SidecarInvalid, VectorIndex
 from threadkeep.store.vectors import build as build_vectors
@@ -285,36 +286,21 @@ def check_location(path: Path, create: bool) -> None:
         raise StoreError(f"cannot create the store {path}: {path.parent} is a file, not a folder")
 
 
-class _Values:
-    """SQLite holds lists and objects as JSON text, instants as Unix seconds, vectors as float32 blobs."""
-
-    def encode(self, kind: Kind, value: Any) -> Any:
-        if value is None:
-            return None
-        if kind == "list":
-            return json.dumps(value, ensure_ascii=False)
-        if kind == "json":
-            return json.dumps(value, ensure_ascii=False, default=str)
-        if kind == "instant":
-            return value.timestamp()
-        if kind == "vector":
-            return value.tobytes()
-        if kind == "bool":
-            return int(value)
-        return value
-
-    def decode(self, kind: Kind, value: Any) -> Any:
-        if value is None:
-            return None
-        if kind in ("list", "json"):
-            return json.loads(value)
-        if kind == "vector":
-            return np.frombuffer(value, dtype=np.float32)
-        return value
+# SQLite holds lists and objects as JSON text, instants as Unix seconds, vectors as float32 blobs.
+VALUES = Values(
+    encode={
+        "list": lambda items: json.dumps(items, ensure_ascii=False),
+        "json": lambda value: json.dumps(value, ensure_ascii=False, default=str),
+        "instant": datetime.timestamp,
+        "vector": np.ndarray.tobytes,
+        "bool": int,
+    },
+    decode={"list": json.loads, "json": json.loads, "vector": lambda blob: np.frombuffer(blob, dtype=np.float32)},
+)
 
 
 class SQLiteStore(SQLStore):
-    values = _Values()
+    values = VALUES
     VECTOR_DIMS = "length(embedding) / 4.0"
 
     def __init__(self, path: Path, create: bool = True) -> None:
