@@ -1,9 +1,11 @@
-"""Ingest: read an export, rebuild the conversations that changed, embed what is new.
+"""Ingest: read an export, rebuild the conversations that changed, then make the vectors that are new.
 
 Each conversation is written in one transaction, so a crash leaves every
 conversation either as it was or as it is now, and the next run picks up
 where it stopped. A conversation whose messages did not change is not touched;
-a chunk whose embedding input did not change keeps its vector.
+a chunk gets the vector the store has for its embedding input, from any
+conversation or document. Chunks are written, searchable by full text, before
+any new input is embedded: the vectors come after, from `threadkeep.backfill`.
 
 Writers of the same conversation (an ingest and a delta at once, two servers)
 never lose each other's messages: each read-merge-rebuild is committed only if
