@@ -161,9 +161,15 @@ class SQLStore:
         return found
 
     def vector_coverage(self) -> tuple[int, int]:
-        """(chunks with a vector, chunks with text to embed): search is hybrid over the first only."""
-        ((embedded, total),) = self._rows("SELECT count(embedding), count(*) FROM chunks WHERE embedding_input <> ''")
-        return embedded, total
+        """(chunks with a vector, chunks with text to embed): search is hybrid over the first only.
+
+        Counted on indexes only (all chunks, the partial ones of chunks with nothing to embed and of
+        chunks still without a vector): reading the rows would read every vector."""
+        ((total, unindexed, pending),) = self._rows(
+            "SELECT (SELECT count(*) FROM chunks), (SELECT count(*) FROM chunks WHERE embedding_input = ''), "
+            "(SELECT count(*) FROM chunks WHERE embedding IS NULL AND embedding_input <> '')"
+        )
+        return total - unindexed - pending, total - unindexed
 
     def pending_vectors(self) -> int:
         """Chunks with text to embed and no vector; costs about one index entry per such chunk."""

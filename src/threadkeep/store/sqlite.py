@@ -242,6 +242,7 @@ MIGRATIONS: list[Migration] = [
         """
     CREATE INDEX chunks_input ON chunks(input_hash);
     CREATE INDEX chunks_pending ON chunks(input_hash) WHERE embedding IS NULL AND embedding_input <> '';
+    CREATE INDEX chunks_unindexed ON chunks(input_hash) WHERE embedding_input = '';
         """,
     ),
 ]
