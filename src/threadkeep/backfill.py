@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from threadkeep.embed import Embedder
+from threadkeep.embed import Embedder, cpu_cores
 from threadkeep.store import Store
 
 # Chunks claimed at a time: enough for the model's batches to be full, few enough that a kill, or a
@@ -100,15 +100,11 @@ def fill_vectors(
 POOL_FROM = 4 * CLAIM_SIZE
 
 
-def cores() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-
-
 def default_processes(embedder: Embedder, pending: int) -> int:
     """Worker processes for `pending` chunks: one per core for a model that gains from it, else none."""
     if not getattr(embedder, "parallel", False) or pending < POOL_FROM:
         return 1
-    return max(1, min(cores(), int(os.environ.get("THREADKEEP_EMBED_PROCESSES", 0)) or cores()))
+    return max(1, min(cpu_cores(), int(os.environ.get("THREADKEEP_EMBED_PROCESSES", 0)) or cpu_cores()))
 
 
 class EmbeddingPool:

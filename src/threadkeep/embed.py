@@ -32,6 +32,11 @@ class Embedder(Protocol):
     def count_tokens(self, text: str) -> int: ...
 
 
+def cpu_cores() -> int:
+    """The cores this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
 def configure_openmp() -> None:
     """Make the model's OpenMP threads sleep while idle, one per core, unless the user chose otherwise.
 
@@ -40,8 +45,7 @@ def configure_openmp() -> None:
     It reads these variables once, when the engine library loads, so this runs before that.
     """
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    os.environ.setdefault("OMP_NUM_THREADS", str(cores or 1))
+    os.environ.setdefault("OMP_NUM_THREADS", str(cpu_cores()))
 
 
 class E5Embedder:
