@@ -96,10 +96,11 @@ def snapshot(kb: KnowledgeBase) -> dict:
     chunk_ids = sorted(row[0] for row in rows(store, "SELECT id FROM chunks"))
     query = kb.embedder.embed_query("发票")
     return {
-        "conversations": [item.to_dict() for item in store.list_conversations()],
-        "documents": [item.to_dict() for item in store.list_documents()],
-        "review": [item.to_dict() for item in store.review_items()],
-        "forgotten": [item.to_dict() for item in store.forgotten_conversations()],
+        # The listings themselves, every field (a listing's JSON shows less: not a conversation's metadata).
+        "conversations": store.list_conversations(),
+        "documents": store.list_documents(),
+        "review": store.review_items(),
+        "forgotten": store.forgotten_conversations(),
         "stats": {**store.stats(), "location": None},
         "records": {ref: store.conversation_record(ref) for ref in ("g-1", "g-2", "g-3")},
         "messages": {ref: store.load_messages(ref) for ref in ("g-1", "g-2", "g-3")},

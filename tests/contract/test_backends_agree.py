@@ -19,7 +19,7 @@ def test_first_and_last_message_are_the_earliest_and_latest_moments(store_locati
         assert listed.first_message_at == "2026-05-14T10:00:00+08:00"
         assert listed.last_message_at == "2026-05-13T23:30:00-05:00"
         assert [m.id for m in kb.store.load_messages("g-1")] == ["m1", "m2", "m4", "m3"]
-        assert kb.conversations()[0]["first_message_at"] == "2026-05-14T10:00:00+08:00"
+        assert kb.conversations()[0].first_message_at == "2026-05-14T10:00:00+08:00"
 
 
 def test_both_backends_list_and_read_back_the_same_field_by_field(make_location, bundle_factory, tmp_path):
@@ -29,7 +29,7 @@ def test_both_backends_list_and_read_back_the_same_field_by_field(make_location,
             fill(kb, bundle_factory, tmp_path)
             taken[backend] = snapshot(kb)
     sqlite, postgres = taken["sqlite"], taken["postgres"]
-    assert sqlite["conversations"][0]["first_message_at"] == "2026-05-14T10:00:00+08:00"
+    assert sqlite["conversations"][0].first_message_at == "2026-05-14T10:00:00+08:00"
     assert len(sqlite["review"]) == 2 and len(sqlite["forgotten"]) == 1 and sqlite["problems"] == []
     for part in sqlite:
         if part == "lexical":  # BM25 and ts_rank order ties differently; the same chunks match

@@ -26,7 +26,7 @@ from contract.backends import rows
 from threadkeep.api import KnowledgeBase
 from threadkeep.embed import HashEmbedder
 from threadkeep.store import Store, open_store
-from threadkeep.store.base import ReviewFlag
+from threadkeep.store.base import ReviewItem
 
 CONVERSATIONS = 12
 MESSAGES = 16
@@ -156,7 +156,7 @@ def as_of(state: tuple | None, version: tuple | None) -> bool:
     return state[:4] == version[:4] and state[4].items() <= version[4].items()
 
 
-def without_times(items: list[ReviewFlag]) -> list[dict]:
+def without_times(items: list[ReviewItem]) -> list[dict]:
     return [{key: value for key, value in item.to_dict().items() if key != "flagged_at"} for item in items]
 
 

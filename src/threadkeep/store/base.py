@@ -1,31 +1,22 @@
-"""The words every store and its callers share: errors, filters, records and listings, term planning."""
+"""The words every store and its callers share: filters, records, term planning (errors and listings
+are the package's own, from `errors` and `model`)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 import numpy as np
 
+from threadkeep.errors import ConcurrentWriteError
+from threadkeep.errors import StoreError as StoreError  # re-exported: the backends raise it
+from threadkeep.errors import StoreNotFound as StoreNotFound
 from threadkeep.model import Conversation
-
-
-class StoreError(RuntimeError):
-    """The store cannot do what was asked (wrong model, bad location, constraint...)."""
-
-
-class StoreNotFound(StoreError):
-    """No store exists at the location, and the caller did not ask to create one."""
-
-    def __init__(self, location: str) -> None:
-        super().__init__(f"there is no store at {location}")
-        self.location = location
-
-
-class ConcurrentWriteError(StoreError):
-    """Another writer changed the conversation after it was read: read it again and redo the change."""
+from threadkeep.model import ConversationSummary as ConversationSummary  # what a store lists
+from threadkeep.model import DocumentSummary as DocumentSummary
+from threadkeep.model import ForgottenConversation as ForgottenConversation
+from threadkeep.model import ReviewItem as ReviewItem
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,62 +59,6 @@ class VectorClaim:
     def fill(self, vectors: dict[str, np.ndarray]) -> int:
         """Store the vectors (by input hash) on every claimed chunk with that input; returns chunks filled."""
         return self._fill(vectors) if vectors else 0
-
-
-# --- listings: what a store lists, each with its one JSON shape -----------------------------------
-# Times are the ISO text as stored, with the UTC offset each was given.
-
-
-class _Listed:
-    __slots__ = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in self.__slots__}
-
-
-@dataclass(frozen=True, slots=True)
-class ConversationSummary(_Listed):
-    ref: str
-    title: str
-    kind: str
-    source_format: str
-    messages: int
-    first_message_at: str | None  # the earliest and latest messages in real time, not by their text
-    last_message_at: str | None
-    metadata: dict[str, Any]
-
-
-@dataclass(frozen=True, slots=True)
-class DocumentSummary(_Listed):
-    id: str
-    title: str
-    path: str
-    updated_at: str
-
-
-@dataclass(frozen=True, slots=True)
-class ReviewFlag(_Listed):
-    """A message flagged for a person's look, with the message itself when the store still holds it."""
-
-    conversation: str
-    message_id: str
-    reason: str
-    flagged_at: str
-    sender_name: str | None
-    sender: str | None
-    sent_at: str | None
-    text: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class ForgottenConversation(_Listed):
-    """What `forget_conversation` records about a conversation it removed (never its messages)."""
-
-    conversation: str
-    title: str
-    source_format: str
-    messages: int
-    forgotten_at: str
 
 
 # --- full text and content hashes, the same for every backend ---------------------------------

@@ -33,7 +33,7 @@ from threadkeep.store.base import (
     ConversationSummary,
     DocumentSummary,
     ForgottenConversation,
-    ReviewFlag,
+    ReviewItem,
     SearchFilters,
     StoreError,
     VectorClaim,
@@ -363,13 +363,13 @@ class SQLStore:
         with self._write() as writer:
             writer.execute(REVIEW_FLAGS.insert_sql(" ON CONFLICT DO NOTHING"), row)
 
-    def review_items(self) -> list[ReviewFlag]:
+    def review_items(self) -> list[ReviewItem]:
         rows = self._rows(
             "SELECT f.conversation, f.message_id, f.reason, f.flagged_at, m.sender_name, m.sender, m.sent_at, m.text "
             "FROM review_flags f LEFT JOIN messages m ON m.conversation = f.conversation AND m.id = f.message_id"
         )
         return sorted(
-            (ReviewFlag(*row) for row in rows), key=lambda item: (item.flagged_at, item.conversation, item.message_id)
+            (ReviewItem(*row) for row in rows), key=lambda item: (item.flagged_at, item.conversation, item.message_id)
         )
 
     def integrity_problems(self) -> list[str]:
