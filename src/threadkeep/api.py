@@ -9,13 +9,14 @@ with KnowledgeBase.open("team.db") as kb:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 from threadkeep.answer import Answer, build_answer
 from threadkeep.answerability import Assessment, assess
-from threadkeep.backfill import FillReport, Progress, fill_vectors
+from threadkeep.backfill import FillReport, Progress, fill_store, fill_vectors, lock_holder, start_background_fill
 from threadkeep.delta import DeltaReport, apply_delta
 from threadkeep.documents import is_document
 from threadkeep.embed import Embedder, get_embedder
@@ -146,6 +147,21 @@ class KnowledgeBase:
     def fill_vectors(self, progress: Progress | None = None) -> FillReport:
         """Embed every chunk stored without a vector (those an ingest without `wait` left)."""
         return fill_vectors(self.store, self.embedder, progress)
+
+    def embed(
+        self, progress: Progress | None = None, stop: Callable[[], bool] | None = None, wait: bool = True
+    ) -> FillReport | None:
+        """`fill_vectors` as the store's one embedding process: while another runs, `wait` follows it and
+        takes over the rest; without `wait`, None at once (see `backfill.fill_store`)."""
+        return fill_store(self.store, self.embedder, progress, stop, wait)
+
+    def embedding_process(self) -> int | None:
+        """The process id of the last process that embedded this (SQLite) store, if known."""
+        return lock_holder(self.store)
+
+    def start_background_embedding(self) -> int:
+        """Start a detached `threadkeep embed --background` for this store; returns its process id."""
+        return start_background_fill(self.store.address, self.embedder.name).pid
 
     def pending_coverage(self) -> tuple[int, int] | None:
         """`vector_coverage()` while some vectors are still to be made, else None (cheap when none are)."""

@@ -21,7 +21,6 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, TaskID, TextColumn
 
 from threadkeep.api import KnowledgeBase, SearchFilters, coverage_to_dict, read_chats, search_to_dict, threads_of
-from threadkeep.backfill import fill_store, lock_holder, start_background_fill
 from threadkeep.chunks.chat import transcript_line
 from threadkeep.errors import ConfigurationError, NotFoundError, RefusedError, StoreNotFound, ThreadkeepError
 from threadkeep.generate import Endpoint
@@ -527,7 +526,7 @@ def ingest(
         ]
         background = None
         if reports[-1][1].with_vector < reports[-1][1].to_embed:
-            background = start_background_fill(kb.store.address, kb.embedder.name).pid
+            background = kb.start_background_embedding()
     if as_json:
         if path is not None and not tools:
             click.echo(json.dumps(reports[0][1].to_dict(shown), ensure_ascii=False, indent=2))
@@ -993,9 +992,9 @@ def embed(as_json: bool, quiet: bool, background: bool, db: str | None) -> None:
         with suppress(OSError):
             os.nice(10)  # the user's own work (and searches) come first
     with open_kb(db) as kb, IngestProgress("vectors", quiet) as progress:
-        holder = lock_holder(kb.store)
+        holder = kb.embedding_process()
         try:
-            report = fill_store(kb.store, kb.embedder, progress, wait=not background)
+            report = kb.embed(progress, wait=not background)
         except KeyboardInterrupt:
             with_vector, to_embed = kb.vector_coverage()
             click.echo(

@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import Any
 
 from threadkeep.api import KnowledgeBase, SearchFilters, coverage_to_dict, search_to_dict
-from threadkeep.backfill import fill_store
 from threadkeep.embed import Embedder
 from threadkeep.errors import (
     ConfigurationError,
@@ -187,7 +186,7 @@ class Service:
         self.endpoint = endpoint
         self._lock = threading.Lock()
         self._worker = IngestWorker(kb)
-        if kb.store.pending_vectors():
+        if kb.pending_coverage():
             self._worker.start()  # it makes the vectors an ingest left to make, then waits for ingests
 
     @classmethod
@@ -429,7 +428,7 @@ def _ingest_worker(connection: Connection, location: str, embedder: str) -> None
                     kb = KnowledgeBase.open(location, embedder)
             if kb is not None:
                 with suppress(StoreError):  # e.g. another embedder bound meanwhile; the next ingest says so
-                    fill_store(kb.store, kb.embedder, stop=connection.poll, wait=False)
+                    kb.embed(stop=connection.poll, wait=False)
             try:
                 path, format = connection.recv()
             except EOFError:  # the server closed its end
