@@ -9,6 +9,7 @@ with KnowledgeBase.open("team.db") as kb:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -28,13 +29,14 @@ from threadkeep.model import (
     ReviewItem,
     Thread,
 )
-from threadkeep.search import SearchSettings, retrieve
+from threadkeep.search import SearchSettings, pending_coverage, retrieve
 from threadkeep.store import SearchFilters, Store, default_location, open_store
 
 # Ingest, answering, readers and threading are imported where they are used: a search (every CLI
 # call pays its imports) needs none of them, and together they cost most of a cold start.
 if TYPE_CHECKING:
     from threadkeep.answer import Answer
+    from threadkeep.backfill import FillReport, Progress
     from threadkeep.delta import DeltaReport
     from threadkeep.generate import Endpoint
     from threadkeep.ingest import IngestReport, ProgressCallback
@@ -51,6 +53,12 @@ def attachment_name(message: Message) -> str:
     if text.startswith(("[", "<")):
         return text
     return f"{text} ({message.kind})" if text else f"a {message.kind}"
+
+
+def coverage_to_dict(vectors: tuple[int, int] | None) -> dict:
+    """The `vectors` entry of search and ask results: present only while some vectors are still to be
+    made, so a client can say that the rest was found by its words alone."""
+    return {"vectors": {"with_vector": vectors[0], "to_embed": vectors[1]}} if vectors else {}
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,11 +140,48 @@ class KnowledgeBase:
         settings: ThreadSettings | None = None,
         progress: ProgressCallback | None = None,
         limits: Limits | None = None,
+        wait: bool = True,
     ) -> IngestReport:
-        """Ingest every chat export and document under `path` (file, folder or zip); see `IngestReport`."""
+        """Ingest every chat export and document under `path` (file, folder or zip); see `IngestReport`.
+        Searchable by full text once stored; `wait` also makes the vectors, else `fill_vectors` does."""
         from threadkeep.ingest import ingest_path
 
-        return ingest_path(self.store, path, self.embedder, format, settings, progress, limits)
+        return ingest_path(self.store, path, self.embedder, format, settings, progress, limits, wait)
+
+    def fill_vectors(self, progress: Progress | None = None) -> FillReport:
+        """Embed every chunk stored without a vector (those an ingest without `wait` left)."""
+        from threadkeep.backfill import fill_vectors
+
+        return fill_vectors(self.store, self.embedder, progress)
+
+    def embed(
+        self, progress: Progress | None = None, stop: Callable[[], bool] | None = None, wait: bool = True
+    ) -> FillReport | None:
+        """`fill_vectors` as the store's one embedding process: while another runs, `wait` follows it and
+        takes over the rest; without `wait`, None at once (see `backfill.fill_store`)."""
+        from threadkeep.backfill import fill_store
+
+        return fill_store(self.store, self.embedder, progress, stop, wait)
+
+    def embedding_process(self) -> int | None:
+        """The process id of the last process that embedded this (SQLite) store, if known."""
+        from threadkeep.backfill import lock_holder
+
+        return lock_holder(self.store)
+
+    def start_background_embedding(self) -> int:
+        """Start a detached `threadkeep embed --background` for this store; returns its process id."""
+        from threadkeep.backfill import start_background_fill
+
+        return start_background_fill(self.store.address, self.embedder.name).pid
+
+    def pending_coverage(self) -> tuple[int, int] | None:
+        """`vector_coverage()` while some vectors are still to be made, else None (cheap when none are)."""
+        return pending_coverage(self.store)
+
+    def vector_coverage(self) -> tuple[int, int]:
+        """(chunks with a vector, chunks with text to embed): search is hybrid over the first, full text over all."""
+        return self.store.vector_coverage()
 
     def search(
         self,
@@ -234,9 +279,13 @@ class KnowledgeBase:
         return ThreadView(conversation, messages, frozenset(cited or (message_id,)), thread_ids)
 
     def apply_delta(self, path: str | Path, settings: ThreadSettings | None = None) -> DeltaReport:
+        from threadkeep.backfill import fill_vectors
         from threadkeep.delta import apply_delta
 
-        return apply_delta(self.store, path, self.embedder, settings)
+        report = apply_delta(self.store, path, self.embedder, settings)
+        report.embedded = fill_vectors(self.store, self.embedder).embedded
+        report.with_vector, report.to_embed = self.store.vector_coverage()
+        return report
 
     @property
     def location(self) -> str:

@@ -172,6 +172,15 @@ MIGRATIONS: list[Migration] = [
     CREATE INDEX messages_thread ON messages (conversation, thread_id);
         """,
     ),
+    # Vectors are made after the text (`claim_pending`) and reused by input across the store.
+    Migration(
+        "m005_pending_vectors",
+        """
+    CREATE INDEX chunks_input ON chunks (input_hash);
+    CREATE INDEX chunks_pending ON chunks (input_hash) WHERE embedding IS NULL AND embedding_input <> '';
+    CREATE INDEX chunks_unindexed ON chunks (input_hash) WHERE embedding_input = '';
+        """,
+    ),
 ]
 
 # HNSW build parameters (pgvector's defaults, written down so a rebuild matches).
@@ -389,6 +398,20 @@ class PostgresStore(SQLStore):
         with self._lock, self.db.transaction():
             self.db.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
             yield
+
+    @contextmanager
+    def _claim(self, limit: int) -> Iterator[tuple[list[tuple], _Writer]]:
+        # The claimed rows stay locked until the claim ends and every other claim skips them, so
+        # processes on any machines share the work through the database alone. A claim waits for no
+        # lock and writes only rows it holds, so claims never deadlock; an ingest rebuilding a claimed
+        # conversation waits for the claim to end.
+        with self._write() as writer:
+            rows = writer.execute(
+                "SELECT id, input_hash, embedding_input FROM chunks WHERE embedding IS NULL AND embedding_input <> '' "
+                "ORDER BY input_hash LIMIT ? FOR UPDATE SKIP LOCKED",
+                (limit,),
+            ).fetchall()
+            yield rows, writer
 
     def _insert(self, writer: _Writer, table: Table, rows: list[tuple]) -> None:
         """Rows go in by binary COPY, each column typed by its kind."""

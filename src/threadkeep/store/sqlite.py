@@ -236,6 +236,15 @@ MIGRATIONS: list[Migration] = [
     END;
         """,
     ),
+    # Vectors are made after the text (`claim_pending`) and reused by input across the store.
+    Migration(
+        "m006_pending_vectors",
+        """
+    CREATE INDEX chunks_input ON chunks(input_hash);
+    CREATE INDEX chunks_pending ON chunks(input_hash) WHERE embedding IS NULL AND embedding_input <> '';
+    CREATE INDEX chunks_unindexed ON chunks(input_hash) WHERE embedding_input = '';
+        """,
+    ),
 ]
 
 
@@ -369,6 +378,15 @@ class SQLiteStore(SQLStore):
 
     def _chunks_changed(self) -> None:
         self._wrote_vectors = True
+
+    @contextmanager
+    def _claim(self, limit: int) -> Iterator[tuple[list[tuple], None]]:
+        # One machine: nothing is held while the model runs, so ingests go on writing meanwhile.
+        yield self._rows(
+            "SELECT id, input_hash, embedding_input FROM chunks WHERE embedding IS NULL AND embedding_input <> '' "
+            "LIMIT ?",
+            (limit,),
+        ), None
 
     def _index_problems(self) -> list[str]:
         fts = self.db.execute("SELECT count(*) FROM chunks_fts").fetchone()[0]
