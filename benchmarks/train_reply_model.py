@@ -14,10 +14,15 @@ Training data (train parts only):
 - the `zh-crosswoz-mix` dev chats in the train part of `small_groups.part_of`;
 - the synthetic small groups of `benchmarks/small_groups.py`, train parts (`zh-train`, `en-train`).
 
-Dev parts (IRC dev, Gitter dev, the mix chats and synthetic chats of the dev part) are only
-scored, to choose between settings: the self-link bias is the one with the best mean VI + exact F
-over them while IRC dev stays at VI >= 93 and exact F >= 40 (when any bias does). The held-out
-parts are never read here. The run is deterministic (LightGBM's seeds are fixed).
+CrossWOZ dialogues (in the mix chats and the synthetic ones) are cut into one thread per request
+(`small_groups.request_cuts`): a customer's second request (a restaurant after the hotel) is a new
+thread, as a second report is in a support group.
+
+Dev parts (IRC dev, Gitter dev, the mix chats and synthetic chats of the dev part, the hand-written
+dev chats of `benchmarks/data/hand_chats`) are only scored, to choose between settings: the
+self-link bias is the one with the best mean VI + exact F over them while IRC dev stays at
+VI >= 93 and exact F >= 40 (when any bias does). The held-out parts are never read here.
+The run is deterministic (LightGBM's seeds are fixed).
 
 The cascade (see `threads/learned.py`):
 1. an additive LightGBM ranker (each tree on one feature) over every candidate, compiled
@@ -44,9 +49,10 @@ from pathlib import Path
 
 import numpy as np
 
+import hand_chats
 from small_groups import BENCH as SHARED_BENCH
 from small_groups import OUT as SYNTHETIC
-from small_groups import part_of
+from small_groups import part_of, request_cuts
 from threadkeep.model import Message
 from threadkeep.readers import read_path
 from threadkeep.threads import features as F
@@ -59,8 +65,9 @@ BENCH = SHARED_BENCH / "irc"
 OUT = ROOT / "src" / "threadkeep" / "threads" / "reply_model.json"
 SCORER = SHARED_BENCH / "tools" / "score_threads.py"
 MIX = SHARED_BENCH / "zh-crosswoz-mix" / "dev"
+HAND = hand_chats.OUT
 FEATURES = F.FEATURES + L.SCORE_FEATURES
-SELF_BIASES = tuple(-step / 8 for step in range(9))  # 0, -0.125, ..., -1
+SELF_BIASES = tuple(step / 8 for step in range(-8, 5))  # -1, -0.875, ..., +0.5
 _PREFIX = re.compile(r"^\s*([^\s:,，：]{1,40})\s*[:,，：]\s*")
 
 
@@ -76,9 +83,12 @@ class Conversation:
 
 
 def load_split(
-    folder: Path, keep=lambda name: True
+    folder: Path, keep=lambda name: True, relabel=None
 ) -> tuple[dict[str, list[Message]], dict[str, tuple[set[str], dict[str, set[str]]]], dict[str, dict]]:
-    """Conversations of `folder`/bundle with gold in `folder`/gold whose file `keep` accepts."""
+    """Conversations of `folder`/bundle with gold in `folder`/gold whose file `keep` accepts.
+
+    `relabel(record, messages)` may rewrite a gold record (train data only).
+    """
     records: dict[str, dict] = {}
     for path in sorted((folder / "gold").glob("*.gold.json")):
         record = json.loads(path.read_text(encoding="utf-8"))
@@ -89,6 +99,8 @@ def load_split(
     for message in result.messages:
         if message.conversation in records:
             conversations[message.conversation].append(message)
+    if relabel is not None:
+        records = {name: relabel(record, conversations[name]) for name, record in records.items()}
     gold: dict[str, tuple[set[str], dict[str, set[str]]]] = {}
     for name, record in records.items():
         links: dict[str, set[str]] = defaultdict(set)
@@ -96,6 +108,24 @@ def load_split(
             links[child].add(parent)
         gold[name] = (set(record["annotated_ids"]), links)
     return dict(conversations), gold, records
+
+
+def cut_requests(record: dict, messages: list[Message]) -> dict:
+    """A mix chat's gold with each CrossWOZ dialogue cut into one thread per request (`small_groups.request_cuts`)."""
+    by_id = {message.id: message for message in messages}
+    threads, links = [], []
+    for thread in record["threads"]:
+        customer = by_id[thread[0]].sender
+        turns = [(0 if by_id[mid].sender == customer else 1, by_id[mid].text) for mid in thread]
+        cuts = set(request_cuts(turns))
+        for index, mid in enumerate(thread):
+            if index == 0 or index in cuts:
+                threads.append([])
+                links.append([mid, mid])
+            else:
+                links.append([mid, thread[index - 1]])
+            threads[-1].append(mid)
+    return {**record, "threads": threads, "links": links}
 
 
 def augment(messages: list[Message], rng: random.Random) -> list[Message]:
@@ -146,9 +176,15 @@ class Corpus:
 
 
 def corpus(
-    name: str, folder: Path, settings: ThreadSettings, keep=lambda ref: True, copies: int = 0, seed: int = 1
+    name: str,
+    folder: Path,
+    settings: ThreadSettings,
+    keep=lambda ref: True,
+    copies: int = 0,
+    seed: int = 1,
+    relabel=None,
 ) -> Corpus:
-    raw, gold, records = load_split(folder, keep)
+    raw, gold, records = load_split(folder, keep, relabel)
     rng = random.Random(seed)
     out = []
     for ref in sorted(raw):
@@ -168,19 +204,22 @@ def train_corpora(settings: ThreadSettings, args: argparse.Namespace) -> list[Co
         corpus(
             "irc-train", BENCH / "train", settings, lambda r: irc_log_kept(r, args.irc_share), args.copies, args.seed
         ),
-        corpus("zh-mix-train", MIX, settings, lambda r: part_of(r) == "train"),
+        corpus("zh-mix-train", MIX, settings, lambda r: part_of(r) == "train", relabel=cut_requests),
         corpus("sg-zh-train", SYNTHETIC / "zh-train", settings),
         corpus("sg-en-train", SYNTHETIC / "en-train", settings),
     ]
 
 
 def dev_corpora(settings: ThreadSettings) -> list[Corpus]:
+    hand_chats.write(HAND)
     return [
         corpus("irc-dev", BENCH / "dev", settings),
         corpus("gitter-dev", SHARED_BENCH / "gitter" / "dev", settings),
-        corpus("zh-mix-dev", MIX, settings, lambda r: part_of(r) == "dev"),
+        corpus("zh-mix-dev", MIX, settings, lambda r: part_of(r) == "dev", relabel=cut_requests),
         corpus("sg-zh-dev", SYNTHETIC / "zh-dev", settings),
         corpus("sg-en-dev", SYNTHETIC / "en-dev", settings),
+        corpus("hand-zh-dev", HAND / "dev", settings, lambda r: r.startswith("zh-")),
+        corpus("hand-en-dev", HAND / "dev", settings, lambda r: r.startswith("en-")),
     ]
 
 
@@ -381,9 +420,7 @@ def _scorer():
     return module
 
 
-def evaluate(
-    model: L.ReplyModel, data: Corpus, settings: ThreadSettings, stages: int | None = None
-) -> dict:
+def evaluate(model: L.ReplyModel, data: Corpus, settings: ThreadSettings, stages: int | None = None) -> dict:
     labels: dict[str, tuple] = {}
     links: dict[str, list[str]] = {}
     for conversation in data.conversations:
@@ -498,7 +535,8 @@ def main() -> None:
             "data": "train parts: Ubuntu IRC disentanglement train (Kummerfeld et al. 2019, CC-BY-4.0, "
             "--irc-share of its logs), zh-crosswoz-mix dev chats of the train part, synthetic small groups "
             "(benchmarks/small_groups.py: CrossWOZ, LoCoMo, LongMemEval dialogues) of the train part; "
-            "dev parts used only to compare settings",
+            "CrossWOZ dialogues cut into one thread per request (small_groups.request_cuts); "
+            "dev parts (with the hand-written dev chats of benchmarks/data/hand_chats) used only to compare settings",
             "sources": {source.name: len(source.conversations) for source in sources},
             "command": " ".join(["python benchmarks/train_reply_model.py", *sys.argv[1:]]),
             "library": f"lightgbm {lightgbm.__version__}",
