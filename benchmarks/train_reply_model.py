@@ -150,8 +150,19 @@ def augment(messages: list[Message], rng: random.Random) -> list[Message]:
 
 
 def build(
-    ref: str, messages: list[Message], gold: tuple[set[str], dict[str, set[str]]] | None, settings: ThreadSettings
+    ref: str,
+    messages: list[Message],
+    gold: tuple[set[str], dict[str, set[str]]] | None,
+    settings: ThreadSettings,
+    record: dict | None = None,
 ) -> Conversation:
+    """One conversation's features and labels.
+
+    With `record` (chats whose links are derived, not annotated: the previous turn of a source
+    dialogue), every earlier message of the same gold thread is a right parent, and the self-link is
+    right for a thread's first message only. Marking only the previous turn would teach that an
+    addressed conclusion (「@张 找到了…」) must not link to the addressee's report, which it answers.
+    """
     names = NameIndex(messages)
     free = [message for message in messages if not message.is_system]
     prepared = L.prepare_conversation(free, names, settings)
@@ -160,11 +171,22 @@ def build(
         ids, links = gold
         annotated = np.array([message_id in ids for message_id in prepared.ids], dtype=bool)
         labels = np.zeros(prepared.candidates.shape, dtype=bool)
+        thread_of = (
+            {mid: number for number, thread in enumerate(record["threads"]) for mid in thread} if record else None
+        )
+        first = {thread[0] for thread in record["threads"]} if record else set()
         for index in np.nonzero(annotated)[0]:
-            parents = links.get(prepared.ids[index], ())
+            message_id = prepared.ids[index]
+            parents = links.get(message_id, ())
             for slot, candidate in enumerate(prepared.candidates[index].tolist()):
-                if candidate >= 0 and prepared.ids[candidate] in parents:
-                    labels[index, slot] = True
+                if candidate < 0:
+                    continue
+                if thread_of is None:
+                    labels[index, slot] = prepared.ids[candidate] in parents
+                elif candidate == index:
+                    labels[index, slot] = message_id in first
+                else:
+                    labels[index, slot] = thread_of.get(prepared.ids[candidate]) == thread_of.get(message_id)
     return Conversation(ref, free, prepared, L.quoted_indices(free, prepared), labels, annotated)
 
 
@@ -183,12 +205,13 @@ def corpus(
     copies: int = 0,
     seed: int = 1,
     relabel=None,
+    thread_labels: bool = False,
 ) -> Corpus:
     raw, gold, records = load_split(folder, keep, relabel)
     rng = random.Random(seed)
     out = []
     for ref in sorted(raw):
-        out.append(build(ref, raw[ref], gold.get(ref), settings))
+        out.append(build(ref, raw[ref], gold.get(ref), settings, records.get(ref) if thread_labels else None))
         for copy in range(copies):
             out.append(build(f"{ref}~{copy}", augment(raw[ref], rng), gold.get(ref), settings))
     return Corpus(name, out, records)
@@ -204,9 +227,11 @@ def train_corpora(settings: ThreadSettings, args: argparse.Namespace) -> list[Co
         corpus(
             "irc-train", BENCH / "train", settings, lambda r: irc_log_kept(r, args.irc_share), args.copies, args.seed
         ),
-        corpus("zh-mix-train", MIX, settings, lambda r: part_of(r) == "train", relabel=cut_requests),
-        corpus("sg-zh-train", SYNTHETIC / "zh-train", settings),
-        corpus("sg-en-train", SYNTHETIC / "en-train", settings),
+        corpus(
+            "zh-mix-train", MIX, settings, lambda r: part_of(r) == "train", relabel=cut_requests, thread_labels=True
+        ),
+        corpus("sg-zh-train", SYNTHETIC / "zh-train", settings, thread_labels=True),
+        corpus("sg-en-train", SYNTHETIC / "en-train", settings, thread_labels=True),
     ]
 
 
