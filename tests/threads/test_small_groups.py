@@ -9,7 +9,7 @@ import pytest
 from threadkeep.model import Message
 from threadkeep.threads import features as F
 from threadkeep.threads.cues import asks, is_ack, is_confirmation, is_wait
-from threadkeep.threads.learned import assign_learned, prepare_conversation
+from threadkeep.threads.learned import addressee_latest, assign_learned, prepare_conversation
 from threadkeep.threads.mentions import NameIndex
 from threadkeep.threads.rules import ThreadSettings
 
@@ -183,3 +183,32 @@ def test_a_confirmation_joins_the_fix_it_confirms() -> None:
     ]
     threads = assign(messages)
     assert thread_of(threads, "4") == ["1", "2", "4"]
+
+
+def test_addressee_latest_is_the_latest_message_of_the_person_addressed() -> None:
+    messages = [
+        msg("1", "ann", 0, "sync conflict on every note"),
+        msg("2", "bob", 1, "same here"),
+        msg("3", "ann", 2, "macOS 14"),
+        msg("4", "dev", 3, "vim keybindings are on the roadmap"),
+        msg("5", "dev", 9, "@ann @bob found it, update to 2.8.1", mentions=("ann", "bob")),
+        msg("6", "carl", 10, "thanks"),
+    ]
+    prepared = prepare_conversation(messages, NameIndex(messages), SETTINGS)
+    assert addressee_latest(prepared) == [-1, -1, -1, -1, 2, -1]
+
+
+def test_an_addressed_answer_joins_the_addressees_thread_not_the_staff_members_last_one() -> None:
+    messages = [
+        msg("1", "jk", 0, "anyone else getting sync conflict on every note since the update?"),
+        msg("2", "sunny", 1, "yep, since this morning"),
+        msg("3", "mod", 3, "Thanks for reporting. Which platform are you on?"),
+        msg("4", "jk", 3.5, "macOS 14"),
+        msg("5", "mod", 4, "ok, let me check with the team"),
+        msg("6", "emma", 12, "feature request: vim keybindings please"),
+        msg("7", "dev", 14, "it's on the roadmap for Q3, upvote it on the board"),
+        msg("8", "emma", 15, "upvoted 👍"),
+        msg("9", "dev", 23, "@jk @sunny found it: timestamps compared in local time, 2.8.1 fixes it"),
+    ]
+    threads = assign(messages)
+    assert "9" in thread_of(threads, "1") and "9" not in thread_of(threads, "6")

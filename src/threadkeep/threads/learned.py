@@ -227,6 +227,8 @@ def decode(
     settings: ThreadSettings,
     joiners: Sequence[bool] | None = None,
     joins_question: Sequence[bool] | None = None,
+    addressed: Sequence[int] | None = None,
+    fresh: Sequence[bool] | None = None,
 ) -> list[int]:
     """Each message's parent index (-1 = starts a thread), left to right under the hard constraints.
 
@@ -240,6 +242,10 @@ def decode(
     thread_of = [-1] * n
     started: list[float] = []
     last: list[float] = []
+    members: list[set[int]] = []  # speakers of each thread
+    words: list[set[str]] = []  # content tokens of each thread
+    tokens = prepared.tokens
+    speakers = prepared.speakers.tolist()
     parents = [-1] * n
     order = np.argsort(-scores, axis=1, kind="stable")
     for index in range(n):
@@ -263,18 +269,55 @@ def decode(
                     break
                 thread = thread_of[candidate]
                 if now - last[thread] <= idle and now - started[thread] <= max_span:
+                    if (
+                        fresh is not None
+                        and fresh[index]
+                        and len(members[thread]) >= 2
+                        and speakers[index] not in members[thread]
+                        and not (tokens[index] & words[thread])
+                    ):
+                        # A question by someone new to a conversation between others, sharing
+                        # nothing with it, is a new topic (a clarifying question comes right
+                        # after a report, while only its author has spoken).
+                        continue
                     choice = candidate
                     break
+            if addressed is not None and addressed[index] >= 0:
+                # Whom a message names is who it answers: when the scores pick a thread the
+                # addressee is not in, the addressee's own latest (open) thread wins.
+                target = addressed[index]
+                thread = thread_of[target]
+                if (
+                    (choice < 0 or speakers[target] not in members[thread_of[choice]])
+                    and now - last[thread] <= idle
+                    and now - started[thread] <= max_span
+                ):
+                    choice = target
         if choice < 0:
             thread_of[index] = len(started)
             started.append(now)
             last.append(now)
+            members.append({speakers[index]})
+            words.append(set(tokens[index]))
         else:
             thread = thread_of[choice]
             thread_of[index] = thread
             last[thread] = max(last[thread], now)
+            members[thread].add(speakers[index])
+            words[thread].update(tokens[index])
             parents[index] = choice
     return parents
+
+
+def addressee_latest(prepared: F.Prepared) -> list[int]:
+    """Per message, the latest earlier message of the person it addresses (-1: addresses nobody who spoke)."""
+    last_by: dict[int, int] = {}
+    out = []
+    for index, (speaker, addressed) in enumerate(zip(prepared.speakers.tolist(), prepared.addresses, strict=True)):
+        found = [last_by[ref] for ref in addressed if ref in last_by]
+        out.append(max(found) if found else -1)
+        last_by[speaker] = index
+    return out
 
 
 def me_too_after_question(prepared: F.Prepared, settings: ThreadSettings) -> list[bool]:
@@ -290,6 +333,15 @@ def me_too_after_question(prepared: F.Prepared, settings: ThreadSettings) -> lis
         for index in range(len(prepared.ids))
     ]
 
+
+ADDRESSED = True
+FRESH = True
+
+
+def fresh_questions(prepared: F.Prepared) -> list[bool]:
+    """Questions that address nobody."""
+    question = prepared.static[:, 0, F.STATIC.index("i_question")] > 0
+    return [bool(q) and not addressed for q, addressed in zip(question.tolist(), prepared.addresses, strict=True)]
 
 REACTION_CUES: tuple[str, ...] = ("i_noise", "i_me_too")
 
@@ -345,7 +397,17 @@ def run_cascade(
         if number == len(model.stages) - 1:
             scores[:, 0] += model.self_bias
             joiners = reactions(prepared) if model.reactions_join else None
-        parents = decode(prepared, quoted, slots, scores, settings, joiners, me_too_after_question(prepared, settings))
+        parents = decode(
+            prepared,
+            quoted,
+            slots,
+            scores,
+            settings,
+            joiners,
+            me_too_after_question(prepared, settings),
+            (ADDRESSED and addressee_latest(prepared)) or None,
+            (FRESH and fresh_questions(prepared)) or None,
+        )
     return parents, slots, scores
 
 
