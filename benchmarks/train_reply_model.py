@@ -574,6 +574,8 @@ def main() -> None:
         "features": list(FEATURES),
         "self_bias": 0.0,
         "reactions_join": not args.reactions_may_start,
+        "addressed_join": True,
+        "fresh_apart": True,
         "additive": additive,
         "stages": stages,
     }

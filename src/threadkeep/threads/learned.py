@@ -122,6 +122,8 @@ class ReplyModel:
     stages: tuple[Trees, ...]
     self_bias: float  # added to the self-link score of the last stage (0: as trained)
     reactions_join: bool  # acknowledgements / "me too"s join an open thread rather than start one
+    addressed_join: bool = True  # an addressed message joins its addressee's thread (see `decode`)
+    fresh_apart: bool = True  # a question to nobody stays out of others' conversations (see `decode`)
 
     @classmethod
     def from_json(cls, data: dict) -> ReplyModel:
@@ -134,6 +136,8 @@ class ReplyModel:
             tuple(Trees.from_json(stage) for stage in data["stages"]),
             float(data.get("self_bias", 0.0)),
             bool(data.get("reactions_join", True)),
+            bool(data.get("addressed_join", True)),
+            bool(data.get("fresh_apart", True)),
         )
 
     @classmethod
@@ -334,10 +338,6 @@ def me_too_after_question(prepared: F.Prepared, settings: ThreadSettings) -> lis
     ]
 
 
-ADDRESSED = True
-FRESH = True
-
-
 def fresh_questions(prepared: F.Prepared) -> list[bool]:
     """Questions that address nobody."""
     question = prepared.static[:, 0, F.STATIC.index("i_question")] > 0
@@ -393,10 +393,13 @@ def run_cascade(
         kept = slots >= 0
         scores = np.full(kept.shape, _NEG)
         scores[kept] = trees.predict(rows[kept])
-        joiners = None
+        joiners = addressed = fresh = None
         if number == len(model.stages) - 1:
+            # Decoding rules of the last stage only: the stages were trained on plain decodings.
             scores[:, 0] += model.self_bias
             joiners = reactions(prepared) if model.reactions_join else None
+            addressed = addressee_latest(prepared) if model.addressed_join else None
+            fresh = fresh_questions(prepared) if model.fresh_apart else None
         parents = decode(
             prepared,
             quoted,
@@ -405,8 +408,8 @@ def run_cascade(
             settings,
             joiners,
             me_too_after_question(prepared, settings),
-            (ADDRESSED and addressee_latest(prepared)) or None,
-            (FRESH and fresh_questions(prepared)) or None,
+            addressed,
+            fresh,
         )
     return parents, slots, scores
 
