@@ -20,7 +20,10 @@ message starts a thread when no candidate beats the self-link (scored with the m
 `self_bias`, chosen on IRC dev). Acknowledgements and "me too"s never start a thread while
 an open one can take them (in IRC train 5 % of them start one), and a "me too" within
 `answer_gap` of someone else's new question joins that question: the model, taught by IRC
-where "me too" is rare, followed word overlap to an older report instead.
+where "me too" is rare, followed word overlap to an older report instead. An addressed message
+joins its addressee's open thread when the scores chose one the addressee is not in, and a
+question to nobody stays out of an open conversation between others it shares no word with
+(`addressed_join`, `fresh_apart`; see `decode`).
 """
 
 from __future__ import annotations
