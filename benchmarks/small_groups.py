@@ -22,8 +22,9 @@ The split is fixed by a hash of each source dialogue's id (SHA-1, not Python's `
 any model output is seen: 60 % train, 20 % dev, 20 % held-out. A CrossWOZ dialogue takes the part
 of the `zh-crosswoz-mix` chat it belongs to, so that chat set splits the same way
 (`mix_parts`). Nothing is chosen on the held-out parts. Gold threads are the source dialogues
-with their inserted turns; links point to the previous turn of the same dialogue (a clarifying
-answer to its question).
+with their inserted turns, a CrossWOZ dialogue cut into one thread per request (`request_cuts`),
+plus greetings and stickers nobody answers (threads of their own); links point to the previous
+turn of the same dialogue (a clarifying answer to its question).
 """
 
 from __future__ import annotations
@@ -82,6 +83,42 @@ class Dialogue:
     kind: str  # "service" (customer / agent) or "peers"
     turns: list[tuple[int, str]]  # (0 = the one who opens, 1 = the other, text)
     names: tuple[str, str] | None = None  # fixed display names (peers whose texts name each other)
+    cuts: tuple[int, ...] = ()  # turns that open a new request: each request is a thread of its own
+
+
+# CrossWOZ customers chain requests in one dialogue (a hotel, then a restaurant near it, then a
+# taxi); in a support group each would be its own thread, and labelling the whole dialogue as one
+# thread taught the model to merge a new report into the thread active before it.
+_DOMAINS = (
+    ("hotel", re.compile(r"酒店|宾馆|住宿|住")),
+    ("restaurant", re.compile(r"餐馆|餐厅|饭店|饭庄|吃|菜|美食")),
+    ("attraction", re.compile(r"景点|游玩|玩|公园|博物馆")),
+    ("taxi", re.compile(r"出租|打车|叫车|车型|车牌")),
+    ("metro", re.compile(r"地铁")),
+)
+_SEARCH = re.compile(r"推荐|找|介绍|想去|想吃|想住|预定|预订|呼叫|打车|坐地铁|叫(?:个|辆)?车|有没有")
+_NEARBY = re.compile(r"(?:周边|附近)(?:都|还|的)?(?:有|还有)(?:哪些|什么|其他|没有)")
+
+
+def _domain(text: str) -> str | None:
+    hits = [(match.start(), name) for name, pattern in _DOMAINS if (match := pattern.search(text))]
+    return min(hits)[1] if hits else None
+
+
+def request_cuts(turns: list[tuple[int, str]]) -> tuple[int, ...]:
+    """Turns of the opener (role 0) that search afresh in another domain than the request before."""
+    cuts: list[int] = []
+    current: str | None = None
+    for index, (role, text) in enumerate(turns):
+        if role != 0:
+            continue
+        found = _domain(text)
+        if current is None:
+            current = found
+        elif found and found != current and _SEARCH.search(text) and not _NEARBY.search(text):
+            cuts.append(index)
+            current = found
+    return tuple(cuts)
 
 
 def _jsonl(path: Path) -> list[dict]:
@@ -96,7 +133,7 @@ def crosswoz() -> list[Dialogue]:
     for ref in sorted(by_ref):
         messages = sorted(by_ref[ref], key=lambda m: int(m["messageId"].rpartition(":")[2]))
         turns = [(0 if m["senderRef"].startswith("user") else 1, m["text"]) for m in messages if m.get("text")]
-        out.append(Dialogue(ref, "zh", "service", turns))
+        out.append(Dialogue(ref, "zh", "service", turns, cuts=request_cuts(turns)))
     return out
 
 
@@ -179,6 +216,11 @@ PHRASES: dict[str, dict[str, tuple[list, list]]] = {
         ),
         "me_too": (["我也好了", "我的也可以了", "+1 我也是这样"], ["我这边也正常了", "同 我也好了"]),
         "close": (["不客气", "有问题随时说", "好的～"], ["👍", "客气了", "不用谢"]),
+        "same": (["+1", "我也是", "同问", "我也遇到了"], ["一样", "我这也是", "同"]),
+        "chatter": (
+            ["大家早", "[表情]", "早上好", "哈哈哈", "周末愉快"],
+            ["晚上好各位", "[动画表情]", "来了来了", "冒个泡"],
+        ),
     },
     "en": {
         "clarify": (
@@ -208,18 +250,61 @@ PHRASES: dict[str, dict[str, tuple[list, list]]] = {
         ),
         "me_too": (["same here, fixed", "mine works too now", "+1 same for me"], ["fixed for me too", "ours too"]),
         "close": (["np", "glad it works", "anytime"], ["👍", "no worries"]),
+        "same": (["+1", "same here", "me too"], ["same", "same issue here", "also seeing this"]),
+        "chatter": (["morning all", "[sticker]", "lol", "happy friday"], ["hi everyone", "[GIF]", "coffee time"]),
     },
 }
 
 ZH_NAMES = [
-    "小雨", "大刘", "老孟", "思思", "彭工", "豆豆", "韩冰", "阿飞", "王姐", "一凡", "周末",
-    "钱总", "小贾", "春花", "大鹏",
-    "晨晨", "阿秀", "老杨", "可乐", "小七", "橘子", "海涛", "佳佳", "木木", "老胡", "阿宝",
+    "小雨",
+    "大刘",
+    "老孟",
+    "思思",
+    "彭工",
+    "豆豆",
+    "韩冰",
+    "阿飞",
+    "王姐",
+    "一凡",
+    "周末",
+    "钱总",
+    "小贾",
+    "春花",
+    "大鹏",
+    "晨晨",
+    "阿秀",
+    "老杨",
+    "可乐",
+    "小七",
+    "橘子",
+    "海涛",
+    "佳佳",
+    "木木",
+    "老胡",
+    "阿宝",
 ]
 ZH_STAFF = ["客服-小麦", "客服-橙子", "技术-老K", "小助理", "运营-阿紫"]
 EN_NAMES = [
-    "mike", "anna", "jo", "priya", "tom", "sara", "dave", "lin", "kev", "maria", "omar", "ben",
-    "chloe", "raj", "nina", "sam", "ella", "pete", "zoe", "alex",
+    "mike",
+    "anna",
+    "jo",
+    "priya",
+    "tom",
+    "sara",
+    "dave",
+    "lin",
+    "kev",
+    "maria",
+    "omar",
+    "ben",
+    "chloe",
+    "raj",
+    "nina",
+    "sam",
+    "ella",
+    "pete",
+    "zoe",
+    "alex",
 ]
 EN_STAFF = ["helpdesk", "ops-dan", "maintainer-kim", "support"]
 
@@ -254,17 +339,19 @@ def _gap(rng: random.Random, text: str, language: str) -> float:
 
 def dialogue_turns(
     dialogue: Dialogue, people: tuple[str, str], staff: bool, phrases: int, rng: random.Random
-) -> list[tuple[str, str, float, bool]]:
-    """One dialogue's turns with inserted short turns: (sender, text, gap before, addressed)."""
+) -> list[tuple[str, str, float, bool, int]]:
+    """One dialogue's turns with inserted short turns: (sender, text, gap before, addressed, request)."""
     table = PHRASES[dialogue.language]
 
     def pick(kind: str) -> str:
         return rng.choice(table[kind][phrases])
 
     opener, other = people
-    out: list[tuple[str, str, float, bool]] = []
+    out: list[tuple[str, str, float, bool, int]] = []
     bystander_slot = rng.random() < 0.25
+    request = 0
     for number, (role, text) in enumerate(dialogue.turns):
+        request += number in dialogue.cuts
         sender = opener if role == 0 else other
         gap = _gap(rng, text, dialogue.language) if number else 0.0
         addressed = False
@@ -272,27 +359,29 @@ def dialogue_turns(
             roll = rng.random()
             if number == 1 and roll < 0.35:  # clarifying question right after the report
                 question, answers = rng.choice(table["clarify"][phrases])
-                out.append((other, question, gap, False))
+                out.append((other, question, gap, False, request))
                 answer = rng.choice(answers).format(v=_version(rng))
-                out.append((opener, answer, rng.uniform(8, 200), False))
+                out.append((opener, answer, rng.uniform(8, 200), False, request))
                 gap = _gap(rng, text, dialogue.language)
             elif roll < 0.22:  # "let me check", a long pause, the conclusion
-                out.append((other, pick("wait"), gap, False))
+                out.append((other, pick("wait"), gap, False, request))
                 gap = rng.uniform(240, 1700)
                 if rng.random() < 0.5:
                     text = pick("conclusion") + text
                 addressed = rng.random() < 0.6
             else:
                 addressed = rng.random() < 0.15
-        out.append((sender, text, gap, addressed))
+        out.append((sender, text, gap, addressed, request))
+        if number == 0 and staff and bystander_slot and rng.random() < 0.5:  # "+1" before anyone answers
+            out.append(("<bystander>", pick("same"), rng.uniform(10, 240), False, request))
         if role == 1 and rng.random() < 0.12:
-            out.append((opener, pick("ack"), rng.uniform(5, 120), False))
+            out.append((opener, pick("ack"), rng.uniform(5, 120), False, request))
     if staff and rng.random() < 0.4:
-        out.append((opener, pick("confirm"), rng.uniform(20, 600), False))
+        out.append((opener, pick("confirm"), rng.uniform(20, 600), False, request))
         if bystander_slot:
-            out.append(("<bystander>", pick("me_too"), rng.uniform(10, 300), False))
+            out.append(("<bystander>", pick("me_too"), rng.uniform(10, 300), False, request))
         if rng.random() < 0.4:
-            out.append((other, pick("close"), rng.uniform(5, 90), False))
+            out.append((other, pick("close"), rng.uniform(5, 90), False, request))
     return out
 
 
@@ -327,7 +416,7 @@ def make_chat(
         at = start
         bystander = names[-1] if names else people[0]
         thread_turns = dialogue_turns(dialogue, people, staff, phrases, rng)
-        for sender, text, gap, addressed in thread_turns:
+        for sender, text, gap, addressed, request in thread_turns:
             sender = bystander if sender == "<bystander>" else sender
             at += gap
             target = people[0] if sender != people[0] else people[1]
@@ -335,9 +424,21 @@ def make_chat(
             if addressed:
                 text = f"@{target} {text}"
                 mention = [target]
-            turns.append(Turn(number, sender, text, at, mentions=mention))
+            turns.append(Turn(number * 100 + request, sender, text, at, mentions=mention))
         for person in (*people, bystander):
             display[person] = person
+    # Greetings and stickers nobody answers: threads of their own between the reports.
+    people_now = sorted(display)
+    end = max((turn.at for turn in turns), default=0.0)
+    for extra in range(rng.choice((0, 0, 1, 2, 3))):
+        turns.append(
+            Turn(
+                10_000 + extra,
+                rng.choice(people_now),
+                rng.choice(PHRASES[language]["chatter"][phrases]),
+                rng.uniform(0, end),
+            )
+        )
     turns.sort(key=lambda turn: (turn.at, turn.thread))
     base = datetime(2026, 4, 6, 9, 0, tzinfo=timezone(timedelta(hours=8 if language == "zh" else 0)))
     base += timedelta(days=rng.randint(0, 60))

@@ -12,6 +12,8 @@ Corpora (`use` says what each may be used for):
   `small_groups.part_of` (its train part is training data);
 - sg-zh-dev, sg-en-dev / sg-zh-heldout, sg-en-heldout: synthetic small groups
   (`benchmarks/small_groups.py`), dev / held-out parts;
+- hand-zh-dev, hand-en-dev / hand-zh-heldout, hand-en-heldout: the hand-written, hand-labelled
+  small group chats of `benchmarks/data/hand_chats` (`benchmarks/hand_chats.py`), dev / held-out;
 - sample: the Chinese support group shipped in the package (a check, looked at while building
   the features; no parameter is fitted on it).
 
@@ -31,6 +33,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import hand_chats
 from small_groups import BENCH, OUT, part_of
 from threadkeep.api import threads_of
 from threadkeep.model import Thread
@@ -99,6 +102,13 @@ def corpora(synthetic: Path) -> list[Corpus]:
             folder = synthetic / f"{language}-{part}"
             if folder.is_dir():
                 out.append(Corpus(f"sg-{language}-{part}", use, folder / "bundle", gold_of(folder / "gold")))
+    hand = hand_chats.OUT
+    hand_chats.write(hand)
+    for part, use in (("dev", "dev"), ("heldout", "held-out")):
+        folder = hand / part
+        for language in ("zh", "en"):
+            keep = (lambda lang: lambda f: f.startswith(lang + "-"))(language)
+            out.append(Corpus(f"hand-{language}-{part}", use, folder / "bundle", gold_of(folder / "gold", keep)))
     if (SAMPLE / "gold.json").exists():
         out.append(Corpus("sample", "check", SAMPLE, sample_gold(SAMPLE)))
     return out

@@ -14,10 +14,15 @@ Training data (train parts only):
 - the `zh-crosswoz-mix` dev chats in the train part of `small_groups.part_of`;
 - the synthetic small groups of `benchmarks/small_groups.py`, train parts (`zh-train`, `en-train`).
 
-Dev parts (IRC dev, Gitter dev, the mix chats and synthetic chats of the dev part) are only
-scored, to choose between settings: the self-link bias is the one with the best mean VI + exact F
-over them while IRC dev stays at VI >= 93 and exact F >= 40 (when any bias does). The held-out
-parts are never read here. The run is deterministic (LightGBM's seeds are fixed).
+CrossWOZ dialogues (in the mix chats and the synthetic ones) are cut into one thread per request
+(`small_groups.request_cuts`): a customer's second request (a restaurant after the hotel) is a new
+thread, as a second report is in a support group.
+
+Dev parts (IRC dev, Gitter dev, the mix chats and synthetic chats of the dev part, the hand-written
+dev chats of `benchmarks/data/hand_chats`) are only scored, to choose between settings: the
+self-link bias is the one with the best mean VI + exact F over them while IRC dev stays at
+VI >= 93 and exact F >= 40 (when any bias does). The held-out parts are never read here.
+The run is deterministic (LightGBM's seeds are fixed).
 
 The cascade (see `threads/learned.py`):
 1. an additive LightGBM ranker (each tree on one feature) over every candidate, compiled
@@ -44,9 +49,10 @@ from pathlib import Path
 
 import numpy as np
 
+import hand_chats
 from small_groups import BENCH as SHARED_BENCH
 from small_groups import OUT as SYNTHETIC
-from small_groups import part_of
+from small_groups import part_of, request_cuts
 from threadkeep.model import Message
 from threadkeep.readers import read_path
 from threadkeep.threads import features as F
@@ -59,8 +65,9 @@ BENCH = SHARED_BENCH / "irc"
 OUT = ROOT / "src" / "threadkeep" / "threads" / "reply_model.json"
 SCORER = SHARED_BENCH / "tools" / "score_threads.py"
 MIX = SHARED_BENCH / "zh-crosswoz-mix" / "dev"
+HAND = hand_chats.OUT
 FEATURES = F.FEATURES + L.SCORE_FEATURES
-SELF_BIASES = tuple(-step / 8 for step in range(9))  # 0, -0.125, ..., -1
+SELF_BIASES = tuple(step / 8 for step in range(-8, 5))  # -1, -0.875, ..., +0.5
 _PREFIX = re.compile(r"^\s*([^\s:,，：]{1,40})\s*[:,，：]\s*")
 
 
@@ -76,9 +83,12 @@ class Conversation:
 
 
 def load_split(
-    folder: Path, keep=lambda name: True
+    folder: Path, keep=lambda name: True, relabel=None
 ) -> tuple[dict[str, list[Message]], dict[str, tuple[set[str], dict[str, set[str]]]], dict[str, dict]]:
-    """Conversations of `folder`/bundle with gold in `folder`/gold whose file `keep` accepts."""
+    """Conversations of `folder`/bundle with gold in `folder`/gold whose file `keep` accepts.
+
+    `relabel(record, messages)` may rewrite a gold record (train data only).
+    """
     records: dict[str, dict] = {}
     for path in sorted((folder / "gold").glob("*.gold.json")):
         record = json.loads(path.read_text(encoding="utf-8"))
@@ -89,6 +99,8 @@ def load_split(
     for message in result.messages:
         if message.conversation in records:
             conversations[message.conversation].append(message)
+    if relabel is not None:
+        records = {name: relabel(record, conversations[name]) for name, record in records.items()}
     gold: dict[str, tuple[set[str], dict[str, set[str]]]] = {}
     for name, record in records.items():
         links: dict[str, set[str]] = defaultdict(set)
@@ -96,6 +108,24 @@ def load_split(
             links[child].add(parent)
         gold[name] = (set(record["annotated_ids"]), links)
     return dict(conversations), gold, records
+
+
+def cut_requests(record: dict, messages: list[Message]) -> dict:
+    """A mix chat's gold with each CrossWOZ dialogue cut into one thread per request (`small_groups.request_cuts`)."""
+    by_id = {message.id: message for message in messages}
+    threads, links = [], []
+    for thread in record["threads"]:
+        customer = by_id[thread[0]].sender
+        turns = [(0 if by_id[mid].sender == customer else 1, by_id[mid].text) for mid in thread]
+        cuts = set(request_cuts(turns))
+        for index, mid in enumerate(thread):
+            if index == 0 or index in cuts:
+                threads.append([])
+                links.append([mid, mid])
+            else:
+                links.append([mid, thread[index - 1]])
+            threads[-1].append(mid)
+    return {**record, "threads": threads, "links": links}
 
 
 def augment(messages: list[Message], rng: random.Random) -> list[Message]:
@@ -120,8 +150,19 @@ def augment(messages: list[Message], rng: random.Random) -> list[Message]:
 
 
 def build(
-    ref: str, messages: list[Message], gold: tuple[set[str], dict[str, set[str]]] | None, settings: ThreadSettings
+    ref: str,
+    messages: list[Message],
+    gold: tuple[set[str], dict[str, set[str]]] | None,
+    settings: ThreadSettings,
+    record: dict | None = None,
 ) -> Conversation:
+    """One conversation's features and labels.
+
+    With `record` (chats whose links are derived, not annotated: the previous turn of a source
+    dialogue), every earlier message of the same gold thread is a right parent, and the self-link is
+    right for a thread's first message only. Marking only the previous turn would teach that an
+    addressed conclusion (「@张 找到了…」) must not link to the addressee's report, which it answers.
+    """
     names = NameIndex(messages)
     free = [message for message in messages if not message.is_system]
     prepared = L.prepare_conversation(free, names, settings)
@@ -130,11 +171,22 @@ def build(
         ids, links = gold
         annotated = np.array([message_id in ids for message_id in prepared.ids], dtype=bool)
         labels = np.zeros(prepared.candidates.shape, dtype=bool)
+        thread_of = (
+            {mid: number for number, thread in enumerate(record["threads"]) for mid in thread} if record else None
+        )
+        first = {thread[0] for thread in record["threads"]} if record else set()
         for index in np.nonzero(annotated)[0]:
-            parents = links.get(prepared.ids[index], ())
+            message_id = prepared.ids[index]
+            parents = links.get(message_id, ())
             for slot, candidate in enumerate(prepared.candidates[index].tolist()):
-                if candidate >= 0 and prepared.ids[candidate] in parents:
-                    labels[index, slot] = True
+                if candidate < 0:
+                    continue
+                if thread_of is None:
+                    labels[index, slot] = prepared.ids[candidate] in parents
+                elif candidate == index:
+                    labels[index, slot] = message_id in first
+                else:
+                    labels[index, slot] = thread_of.get(prepared.ids[candidate]) == thread_of.get(message_id)
     return Conversation(ref, free, prepared, L.quoted_indices(free, prepared), labels, annotated)
 
 
@@ -146,13 +198,20 @@ class Corpus:
 
 
 def corpus(
-    name: str, folder: Path, settings: ThreadSettings, keep=lambda ref: True, copies: int = 0, seed: int = 1
+    name: str,
+    folder: Path,
+    settings: ThreadSettings,
+    keep=lambda ref: True,
+    copies: int = 0,
+    seed: int = 1,
+    relabel=None,
+    thread_labels: bool = False,
 ) -> Corpus:
-    raw, gold, records = load_split(folder, keep)
+    raw, gold, records = load_split(folder, keep, relabel)
     rng = random.Random(seed)
     out = []
     for ref in sorted(raw):
-        out.append(build(ref, raw[ref], gold.get(ref), settings))
+        out.append(build(ref, raw[ref], gold.get(ref), settings, records.get(ref) if thread_labels else None))
         for copy in range(copies):
             out.append(build(f"{ref}~{copy}", augment(raw[ref], rng), gold.get(ref), settings))
     return Corpus(name, out, records)
@@ -168,19 +227,24 @@ def train_corpora(settings: ThreadSettings, args: argparse.Namespace) -> list[Co
         corpus(
             "irc-train", BENCH / "train", settings, lambda r: irc_log_kept(r, args.irc_share), args.copies, args.seed
         ),
-        corpus("zh-mix-train", MIX, settings, lambda r: part_of(r) == "train"),
-        corpus("sg-zh-train", SYNTHETIC / "zh-train", settings),
-        corpus("sg-en-train", SYNTHETIC / "en-train", settings),
+        corpus(
+            "zh-mix-train", MIX, settings, lambda r: part_of(r) == "train", relabel=cut_requests, thread_labels=True
+        ),
+        corpus("sg-zh-train", SYNTHETIC / "zh-train", settings, thread_labels=True),
+        corpus("sg-en-train", SYNTHETIC / "en-train", settings, thread_labels=True),
     ]
 
 
 def dev_corpora(settings: ThreadSettings) -> list[Corpus]:
+    hand_chats.write(HAND)
     return [
         corpus("irc-dev", BENCH / "dev", settings),
         corpus("gitter-dev", SHARED_BENCH / "gitter" / "dev", settings),
-        corpus("zh-mix-dev", MIX, settings, lambda r: part_of(r) == "dev"),
+        corpus("zh-mix-dev", MIX, settings, lambda r: part_of(r) == "dev", relabel=cut_requests),
         corpus("sg-zh-dev", SYNTHETIC / "zh-dev", settings),
         corpus("sg-en-dev", SYNTHETIC / "en-dev", settings),
+        corpus("hand-zh-dev", HAND / "dev", settings, lambda r: r.startswith("zh-")),
+        corpus("hand-en-dev", HAND / "dev", settings, lambda r: r.startswith("en-")),
     ]
 
 
@@ -381,9 +445,7 @@ def _scorer():
     return module
 
 
-def evaluate(
-    model: L.ReplyModel, data: Corpus, settings: ThreadSettings, stages: int | None = None
-) -> dict:
+def evaluate(model: L.ReplyModel, data: Corpus, settings: ThreadSettings, stages: int | None = None) -> dict:
     labels: dict[str, tuple] = {}
     links: dict[str, list[str]] = {}
     for conversation in data.conversations:
@@ -498,7 +560,8 @@ def main() -> None:
             "data": "train parts: Ubuntu IRC disentanglement train (Kummerfeld et al. 2019, CC-BY-4.0, "
             "--irc-share of its logs), zh-crosswoz-mix dev chats of the train part, synthetic small groups "
             "(benchmarks/small_groups.py: CrossWOZ, LoCoMo, LongMemEval dialogues) of the train part; "
-            "dev parts used only to compare settings",
+            "CrossWOZ dialogues cut into one thread per request (small_groups.request_cuts); "
+            "dev parts (with the hand-written dev chats of benchmarks/data/hand_chats) used only to compare settings",
             "sources": {source.name: len(source.conversations) for source in sources},
             "command": " ".join(["python benchmarks/train_reply_model.py", *sys.argv[1:]]),
             "library": f"lightgbm {lightgbm.__version__}",
@@ -511,6 +574,8 @@ def main() -> None:
         "features": list(FEATURES),
         "self_bias": 0.0,
         "reactions_join": not args.reactions_may_start,
+        "addressed_join": True,
+        "fresh_apart": True,
         "additive": additive,
         "stages": stages,
     }

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
+import numpy as np
 import pytest
 
 from threadkeep.model import Message
 from threadkeep.threads import features as F
 from threadkeep.threads.cues import asks, is_ack, is_confirmation, is_wait
-from threadkeep.threads.learned import assign_learned, prepare_conversation
+from threadkeep.threads.learned import addressee_latest, assign_learned, decode, fresh_questions, prepare_conversation
 from threadkeep.threads.mentions import NameIndex
 from threadkeep.threads.rules import ThreadSettings
 
@@ -183,3 +184,104 @@ def test_a_confirmation_joins_the_fix_it_confirms() -> None:
     ]
     threads = assign(messages)
     assert thread_of(threads, "4") == ["1", "2", "4"]
+
+
+def test_addressee_latest_is_the_latest_message_of_the_person_addressed() -> None:
+    messages = [
+        msg("1", "ann", 0, "sync conflict on every note"),
+        msg("2", "bob", 1, "same here"),
+        msg("3", "ann", 2, "macOS 14"),
+        msg("4", "dev", 3, "vim keybindings are on the roadmap"),
+        msg("5", "dev", 9, "@ann @bob found it, update to 2.8.1", mentions=("ann", "bob")),
+        msg("6", "carl", 10, "thanks"),
+    ]
+    prepared = prepare_conversation(messages, NameIndex(messages), SETTINGS)
+    assert addressee_latest(prepared) == [-1, -1, -1, -1, 2, -1]
+
+
+def test_an_addressed_answer_joins_the_addressees_thread_not_the_staff_members_last_one() -> None:
+    messages = [
+        msg("1", "jk", 0, "anyone else getting sync conflict on every note since the update?"),
+        msg("2", "sunny", 1, "yep, since this morning"),
+        msg("3", "mod", 3, "Thanks for reporting. Which platform are you on?"),
+        msg("4", "jk", 3.5, "macOS 14"),
+        msg("5", "mod", 4, "ok, let me check with the team"),
+        msg("6", "emma", 12, "feature request: vim keybindings please"),
+        msg("7", "dev", 14, "it's on the roadmap for Q3, upvote it on the board"),
+        msg("8", "emma", 15, "upvoted 👍"),
+        msg("9", "dev", 23, "@jk @sunny found it: timestamps compared in local time, 2.8.1 fixes it"),
+    ]
+    threads = assign(messages)
+    assert "9" in thread_of(threads, "1") and "9" not in thread_of(threads, "6")
+
+
+def decode_with(messages: list[Message], prefer: dict[int, int], **rules) -> list[int]:
+    """Parents decoded from scores that make each message `i` of `prefer` pick message `prefer[i]`
+    (-1: the self-link) and every other message its previous one."""
+    prepared = prepare_conversation(messages, NameIndex(messages), SETTINGS)
+    candidates = prepared.candidates
+    slots = np.where(candidates >= 0, np.arange(candidates.shape[1])[None, :], -1)
+    scores = np.where(candidates >= 0, 0.0, -np.inf)
+    for index in range(len(messages)):
+        wanted = prefer.get(index, index - 1 if index else -1)
+        scores[index, 0] = 0.5
+        if wanted >= 0:
+            scores[index, list(candidates[index]).index(wanted)] = 1.0
+    quoted = [-1] * len(messages)
+    return decode(prepared, quoted, slots, scores, SETTINGS, **rules)
+
+
+def test_an_addressed_message_moves_to_the_addressees_open_thread() -> None:
+    messages = [
+        msg("1", "lily", 0, "会员被扣了两次钱"),
+        msg("2", "staff", 1, "收到，我找财务看下，稍等"),
+        msg("3", "ad", 5, "招聘刷单兼职 日结300"),
+        msg("4", "staff", 6, "本群禁止发广告"),
+        msg("5", "staff", 20, "@lily 查到了，已原路退回", mentions=("lily",)),
+    ]
+    prefer = {2: -1, 4: 3}  # the scores pick the staff member's own latest message, in the ad thread
+    assert decode_with(messages, prefer)[4] == 3
+    assert (
+        decode_with(
+            messages, prefer, addressed=addressee_latest(prepare_conversation(messages, NameIndex(messages), SETTINGS))
+        )[4]
+        == 0
+    )
+
+
+def test_an_addressed_message_stays_when_the_addressee_is_in_the_chosen_thread() -> None:
+    messages = [
+        msg("1", "lily", 0, "会员被扣了两次钱"),
+        msg("2", "staff", 1, "订单号多少"),
+        msg("3", "lily", 2, "2026051901"),
+        msg("4", "staff", 3, "@lily 收到", mentions=("lily",)),
+    ]
+    prepared = prepare_conversation(messages, NameIndex(messages), SETTINGS)
+    assert decode_with(messages, {3: 1}, addressed=addressee_latest(prepared))[3] == 1
+
+
+def test_a_question_to_nobody_stays_out_of_a_conversation_between_others() -> None:
+    messages = [
+        msg("1", "a", 0, "我的账本同步不了"),
+        msg("2", "staff", 1, "升级到3.1.5就好"),
+        msg("3", "b", 3, "周末有人值班吗？"),
+    ]
+    prepared = prepare_conversation(messages, NameIndex(messages), SETTINGS)
+    assert decode_with(messages, {})[2] == 1
+    assert decode_with(messages, {}, fresh=fresh_questions(prepared))[2] == -1
+
+
+def test_a_clarifying_question_right_after_a_report_still_joins_it() -> None:
+    messages = [msg("1", "zhang", 0, "点图标没反应"), msg("2", "staff", 1, "你什么版本")]
+    prepared = prepare_conversation(messages, NameIndex(messages), SETTINGS)
+    assert decode_with(messages, {}, fresh=fresh_questions(prepared))[1] == 0
+
+
+def test_a_question_sharing_words_with_the_conversation_joins_it() -> None:
+    messages = [
+        msg("1", "a", 0, "我的账本同步不了"),
+        msg("2", "staff", 1, "升级到3.1.5就好"),
+        msg("3", "b", 3, "账本同步不了是不是也要升级？"),
+    ]
+    prepared = prepare_conversation(messages, NameIndex(messages), SETTINGS)
+    assert decode_with(messages, {}, fresh=fresh_questions(prepared))[2] == 1

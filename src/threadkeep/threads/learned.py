@@ -20,7 +20,10 @@ message starts a thread when no candidate beats the self-link (scored with the m
 `self_bias`, chosen on IRC dev). Acknowledgements and "me too"s never start a thread while
 an open one can take them (in IRC train 5 % of them start one), and a "me too" within
 `answer_gap` of someone else's new question joins that question: the model, taught by IRC
-where "me too" is rare, followed word overlap to an older report instead.
+where "me too" is rare, followed word overlap to an older report instead. An addressed message
+joins its addressee's open thread when the scores chose one the addressee is not in, and a
+question to nobody stays out of an open conversation between others it shares no word with
+(`addressed_join`, `fresh_apart`; see `decode`).
 """
 
 from __future__ import annotations
@@ -122,6 +125,8 @@ class ReplyModel:
     stages: tuple[Trees, ...]
     self_bias: float  # added to the self-link score of the last stage (0: as trained)
     reactions_join: bool  # acknowledgements / "me too"s join an open thread rather than start one
+    addressed_join: bool = True  # an addressed message joins its addressee's thread (see `decode`)
+    fresh_apart: bool = True  # a question to nobody stays out of others' conversations (see `decode`)
 
     @classmethod
     def from_json(cls, data: dict) -> ReplyModel:
@@ -134,6 +139,8 @@ class ReplyModel:
             tuple(Trees.from_json(stage) for stage in data["stages"]),
             float(data.get("self_bias", 0.0)),
             bool(data.get("reactions_join", True)),
+            bool(data.get("addressed_join", True)),
+            bool(data.get("fresh_apart", True)),
         )
 
     @classmethod
@@ -227,6 +234,8 @@ def decode(
     settings: ThreadSettings,
     joiners: Sequence[bool] | None = None,
     joins_question: Sequence[bool] | None = None,
+    addressed: Sequence[int] | None = None,
+    fresh: Sequence[bool] | None = None,
 ) -> list[int]:
     """Each message's parent index (-1 = starts a thread), left to right under the hard constraints.
 
@@ -240,6 +249,10 @@ def decode(
     thread_of = [-1] * n
     started: list[float] = []
     last: list[float] = []
+    members: list[set[int]] = []  # speakers of each thread
+    words: list[set[str]] = []  # content tokens of each thread
+    tokens = prepared.tokens
+    speakers = prepared.speakers.tolist()
     parents = [-1] * n
     order = np.argsort(-scores, axis=1, kind="stable")
     for index in range(n):
@@ -263,18 +276,55 @@ def decode(
                     break
                 thread = thread_of[candidate]
                 if now - last[thread] <= idle and now - started[thread] <= max_span:
+                    if (
+                        fresh is not None
+                        and fresh[index]
+                        and len(members[thread]) >= 2
+                        and speakers[index] not in members[thread]
+                        and not (tokens[index] & words[thread])
+                    ):
+                        # A question by someone new to a conversation between others, sharing
+                        # nothing with it, is a new topic (a clarifying question comes right
+                        # after a report, while only its author has spoken).
+                        continue
                     choice = candidate
                     break
+            if addressed is not None and addressed[index] >= 0:
+                # Whom a message names is who it answers: when the scores pick a thread the
+                # addressee is not in, the addressee's own latest (open) thread wins.
+                target = addressed[index]
+                thread = thread_of[target]
+                if (
+                    (choice < 0 or speakers[target] not in members[thread_of[choice]])
+                    and now - last[thread] <= idle
+                    and now - started[thread] <= max_span
+                ):
+                    choice = target
         if choice < 0:
             thread_of[index] = len(started)
             started.append(now)
             last.append(now)
+            members.append({speakers[index]})
+            words.append(set(tokens[index]))
         else:
             thread = thread_of[choice]
             thread_of[index] = thread
             last[thread] = max(last[thread], now)
+            members[thread].add(speakers[index])
+            words[thread].update(tokens[index])
             parents[index] = choice
     return parents
+
+
+def addressee_latest(prepared: F.Prepared) -> list[int]:
+    """Per message, the latest earlier message of the person it addresses (-1: addresses nobody who spoke)."""
+    last_by: dict[int, int] = {}
+    out = []
+    for index, (speaker, addressed) in enumerate(zip(prepared.speakers.tolist(), prepared.addresses, strict=True)):
+        found = [last_by[ref] for ref in addressed if ref in last_by]
+        out.append(max(found) if found else -1)
+        last_by[speaker] = index
+    return out
 
 
 def me_too_after_question(prepared: F.Prepared, settings: ThreadSettings) -> list[bool]:
@@ -290,6 +340,11 @@ def me_too_after_question(prepared: F.Prepared, settings: ThreadSettings) -> lis
         for index in range(len(prepared.ids))
     ]
 
+
+def fresh_questions(prepared: F.Prepared) -> list[bool]:
+    """Questions that address nobody."""
+    question = prepared.static[:, 0, F.STATIC.index("i_question")] > 0
+    return [bool(q) and not addressed for q, addressed in zip(question.tolist(), prepared.addresses, strict=True)]
 
 REACTION_CUES: tuple[str, ...] = ("i_noise", "i_me_too")
 
@@ -341,11 +396,24 @@ def run_cascade(
         kept = slots >= 0
         scores = np.full(kept.shape, _NEG)
         scores[kept] = trees.predict(rows[kept])
-        joiners = None
+        joiners = addressed = fresh = None
         if number == len(model.stages) - 1:
+            # Decoding rules of the last stage only: the stages were trained on plain decodings.
             scores[:, 0] += model.self_bias
             joiners = reactions(prepared) if model.reactions_join else None
-        parents = decode(prepared, quoted, slots, scores, settings, joiners, me_too_after_question(prepared, settings))
+            addressed = addressee_latest(prepared) if model.addressed_join else None
+            fresh = fresh_questions(prepared) if model.fresh_apart else None
+        parents = decode(
+            prepared,
+            quoted,
+            slots,
+            scores,
+            settings,
+            joiners,
+            me_too_after_question(prepared, settings),
+            addressed,
+            fresh,
+        )
     return parents, slots, scores
 
 
