@@ -185,20 +185,27 @@ def main() -> None:
     totals: dict[str, Tally] = {name: Tally() for name in args.readers}
     context = multiprocessing.get_context("fork")
     started = time.perf_counter()
+    # Round by round (every reader's first chunk, then every reader's second...): a run stopped
+    # early has covered every reader alike.
+    work = [
+        (index, name, *chunk)
+        for name in args.readers
+        for index, chunk in enumerate(_chunks(name, args.n, args.seed))
+    ]
+    work.sort(key=lambda item: item[0])
     with context.Pool(1, maxtasksperchild=1) as pool:
-        for name in args.readers:
-            for chunk, size, seed in _chunks(name, args.n, args.seed):
-                if chunk in done:
-                    tally = done[chunk]
-                else:
-                    tally = pool.apply(fuzz_chunk, (name, size, seed, args.time_bound, args.hostile_share, save))
-                    if args.results is not None:
-                        with args.results.open("a", encoding="utf-8") as sink:
-                            sink.write(json.dumps({"chunk": chunk, "tally": asdict(tally)}) + "\n")
-                    print(f"  {chunk}: {tally.inputs} inputs, {tally.failures} failures, {tally.timeouts} past the "
-                          f"bound, {tally.seconds:.0f} CPU s ({time.perf_counter() - started:.0f} s elapsed)",
-                          file=sys.stderr, flush=True)
-                totals[name].add(tally)
+        for _, name, chunk, size, seed in work:
+            if chunk in done:
+                tally = done[chunk]
+            else:
+                tally = pool.apply(fuzz_chunk, (name, size, seed, args.time_bound, args.hostile_share, save))
+                if args.results is not None:
+                    with args.results.open("a", encoding="utf-8") as sink:
+                        sink.write(json.dumps({"chunk": chunk, "tally": asdict(tally)}) + "\n")
+                print(f"  {chunk}: {tally.inputs} inputs, {tally.failures} failures, {tally.timeouts} past the "
+                      f"bound, {tally.seconds:.0f} CPU s ({time.perf_counter() - started:.0f} s elapsed)",
+                      file=sys.stderr, flush=True)
+            totals[name].add(tally)
     _report(totals, args)
 
 
