@@ -41,7 +41,6 @@ from threadkeep.readers import READER_MODULES
 # Inputs smaller than this are not ranked per MB: their time is start-up, not reading.
 PER_MB_FLOOR = 64 * 1024
 HOSTILE = ("deep_nesting", "long_line")
-CHUNK = 25_000
 # Prefer memory over disk for the thousands of rewrites per second.
 SCRATCH = Path("/dev/shm") if Path("/dev/shm").is_dir() else None
 
@@ -150,12 +149,8 @@ def _record(tally: Tally, kind: str, error: BaseException, victim: Path, data: b
     tally.kinds[kind] = (count + 1, first)
 
 
-def _chunks(name: str, n: int, seed: int) -> list[tuple[str, int, str]]:
-    sizes = [CHUNK] * (n // CHUNK) + ([n % CHUNK] if n % CHUNK else [])
-    return [(f"{name}:{index}", size, f"{seed}:{name}:{index}") for index, size in enumerate(sizes)]
-
-
 def _load(results: Path | None) -> dict[str, Tally]:
+    """Finished chunks by id ("reader:size:index")."""
     done: dict[str, Tally] = {}
     if results is None or not results.exists():
         return done
@@ -174,38 +169,53 @@ def main() -> None:
     parser.add_argument("--readers", nargs="*", default=list(READER_MODULES), help="reader names (default: all)")
     parser.add_argument("--seed", type=int, default=17, help="random seed (runs are reproducible per seed)")
     parser.add_argument("--time-bound", type=float, default=10.0, help="CPU seconds one input may take (default 10)")
-    parser.add_argument("--hostile-share", type=float, default=0.06,
-                        help="share of inputs that are deep nesting or 100k+ lines (default 0.06)")
+    parser.add_argument(
+        "--hostile-share",
+        type=float,
+        default=0.06,
+        help="share of inputs that are deep nesting or 100k+ lines (default 0.06)",
+    )
+    parser.add_argument("--chunk", type=int, default=10_000, help="inputs per chunk (default 10,000)")
     parser.add_argument("--results", type=Path, default=None, help="append each finished chunk here (JSON lines)")
-    parser.add_argument("--resume", action="store_true", help="skip the chunks already in --results")
+    parser.add_argument(
+        "--resume", action="store_true", help="count the chunks already in --results and run only what is missing"
+    )
     parser.add_argument("--save-failures", type=Path, default=None, help="write each new failing input here")
     args = parser.parse_args()
     done = _load(args.results) if args.resume else {}
     save = str(args.save_failures) if args.save_failures else None
     totals: dict[str, Tally] = {name: Tally() for name in args.readers}
+    for chunk, tally in done.items():
+        if chunk.split(":")[0] in totals:
+            totals[chunk.split(":")[0]].add(tally)
     context = multiprocessing.get_context("fork")
     started = time.perf_counter()
-    # Round by round (every reader's first chunk, then every reader's second...): a run stopped
-    # early has covered every reader alike.
-    work = [
-        (index, name, *chunk)
-        for name in args.readers
-        for index, chunk in enumerate(_chunks(name, args.n, args.seed))
-    ]
-    work.sort(key=lambda item: item[0])
     with context.Pool(1, maxtasksperchild=1) as pool:
-        for _, name, chunk, size, seed in work:
-            if chunk in done:
-                tally = done[chunk]
-            else:
+        # Round by round, one chunk per reader still short of --n: a run stopped early has covered
+        # every reader alike. Each chunk has its own seed, so chunks of earlier runs add distinct inputs.
+        index = 0
+        barren: set[str] = set()  # readers without a seed: nothing to damage
+        while short := [name for name in args.readers if totals[name].inputs < args.n and name not in barren]:
+            for name in short:
+                chunk = f"{name}:{args.chunk}:{index}"
+                if chunk in done:
+                    continue
+                size = min(args.chunk, args.n - totals[name].inputs)
+                seed = f"{args.seed}:{chunk}"
                 tally = pool.apply(fuzz_chunk, (name, size, seed, args.time_bound, args.hostile_share, save))
                 if args.results is not None:
                     with args.results.open("a", encoding="utf-8") as sink:
                         sink.write(json.dumps({"chunk": chunk, "tally": asdict(tally)}) + "\n")
-                print(f"  {chunk}: {tally.inputs} inputs, {tally.failures} failures, {tally.timeouts} past the "
-                      f"bound, {tally.seconds:.0f} CPU s ({time.perf_counter() - started:.0f} s elapsed)",
-                      file=sys.stderr, flush=True)
-            totals[name].add(tally)
+                print(
+                    f"  {chunk}: {tally.inputs} inputs, {tally.failures} failures, {tally.timeouts} past the "
+                    f"bound, {tally.seconds:.0f} CPU s ({time.perf_counter() - started:.0f} s elapsed)",
+                    file=sys.stderr,
+                    flush=True,
+                )
+                totals[name].add(tally)
+                if not tally.inputs:
+                    barren.add(name)
+            index += 1
     _report(totals, args)
 
 
