@@ -191,31 +191,31 @@ def main() -> None:
     context = multiprocessing.get_context("fork")
     started = time.perf_counter()
     with context.Pool(1, maxtasksperchild=1) as pool:
-        # Round by round, one chunk per reader still short of --n: a run stopped early has covered
-        # every reader alike. Each chunk has its own seed, so chunks of earlier runs add distinct inputs.
-        index = 0
+        # The reader with the fewest inputs goes next: a run stopped early has covered every reader
+        # alike. Each chunk has its own seed, so chunks of earlier runs add distinct inputs.
         barren: set[str] = set()  # readers without a seed: nothing to damage
         while short := [name for name in args.readers if totals[name].inputs < args.n and name not in barren]:
-            for name in short:
-                chunk = f"{name}:{args.chunk}:{index}"
-                if chunk in done:
-                    continue
-                size = min(args.chunk, args.n - totals[name].inputs)
-                seed = f"{args.seed}:{chunk}"
-                tally = pool.apply(fuzz_chunk, (name, size, seed, args.time_bound, args.hostile_share, save))
-                if args.results is not None:
-                    with args.results.open("a", encoding="utf-8") as sink:
-                        sink.write(json.dumps({"chunk": chunk, "tally": asdict(tally)}) + "\n")
-                print(
-                    f"  {chunk}: {tally.inputs} inputs, {tally.failures} failures, {tally.timeouts} past the "
-                    f"bound, {tally.seconds:.0f} CPU s ({time.perf_counter() - started:.0f} s elapsed)",
-                    file=sys.stderr,
-                    flush=True,
-                )
-                totals[name].add(tally)
-                if not tally.inputs:
-                    barren.add(name)
-            index += 1
+            name = min(short, key=lambda reader: totals[reader].inputs)
+            index = 0
+            while f"{name}:{args.chunk}:{index}" in done:
+                index += 1
+            chunk = f"{name}:{args.chunk}:{index}"
+            size = min(args.chunk, args.n - totals[name].inputs)
+            tally = pool.apply(fuzz_chunk, (name, size, f"{args.seed}:{chunk}", args.time_bound, args.hostile_share,
+                                            save))
+            done[chunk] = tally
+            if args.results is not None:
+                with args.results.open("a", encoding="utf-8") as sink:
+                    sink.write(json.dumps({"chunk": chunk, "tally": asdict(tally)}) + "\n")
+            print(
+                f"  {chunk}: {tally.inputs} inputs, {tally.failures} failures, {tally.timeouts} past the "
+                f"bound, {tally.seconds:.0f} CPU s ({time.perf_counter() - started:.0f} s elapsed)",
+                file=sys.stderr,
+                flush=True,
+            )
+            totals[name].add(tally)
+            if not tally.inputs:
+                barren.add(name)
     _report(totals, args)
 
 
