@@ -11,8 +11,9 @@ running past the bound. Times are the process's own CPU seconds, whatever the lo
 
 Each reader's inputs run in chunks, one chunk at a time in a pool of one worker process (a
 fresh process per chunk: what one chunk leaks cannot slow the next); with `--results FILE`
-every finished chunk is appended to FILE and `--resume` skips chunks already there, so a long
-run can be stopped and continued.
+every finished chunk is appended to FILE and `--resume` counts the inputs already there and runs
+only what is missing (the reader with the fewest inputs first), so a long run can be stopped and
+continued; `--n 0 --resume` only prints the table of FILE.
 
     nice -n 19 python benchmarks/fuzz_readers.py --n 100000 --results /tmp/fuzz.jsonl --resume
     python benchmarks/fuzz_readers.py --readers wechat irc --n 2000 --save-failures /tmp/fuzz-failures
