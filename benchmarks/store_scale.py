@@ -37,12 +37,15 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import argparse
 import json
+import resource
+import sqlite3
 import subprocess
 import sys
 import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from contextlib import closing
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -261,7 +264,31 @@ def load_average() -> str:
     return "load {:.1f} {:.1f} {:.1f}".format(*os.getloadavg())
 
 
-def report(name: str, data: Data, store: Store, k: int, ef_values: list[int], n: int | None = None) -> None:
+# The side-by-side table printed at the end: row (what) -> column (backend and size) -> figure.
+SUMMARY: dict[str, dict[str, str]] = {}
+
+
+def note(column: str, row: str, figure: str) -> None:
+    SUMMARY.setdefault(row, {})[column] = figure
+
+
+def short(latencies: list[float]) -> str:
+    return f"{1000 * np.percentile(latencies, 50):.1f} / {1000 * np.percentile(latencies, 95):.1f}"
+
+
+def print_summary() -> None:
+    columns = list(dict.fromkeys(column for cells in SUMMARY.values() for column in cells))
+    print(f"\nside by side (ms are p50 / p95; CPU is this process's, wall includes waiting for the CPU; "
+          f"{os.cpu_count()} cores, {load_average()} at the end)")  # fmt: skip
+    print("| | " + " | ".join(columns) + " |")
+    print("|---" * (len(columns) + 1) + "|")
+    for row, cells in SUMMARY.items():
+        print(f"| {row} | " + " | ".join(cells.get(column, "") for column in columns) + " |")
+
+
+def report(
+    name: str, data: Data, store: Store, k: int, ef_values: list[int], n: int | None = None, column: str = ""
+) -> None:
     import threadkeep.store.postgres as postgres_module
 
     for ef in ef_values if name == "postgres" else [0]:
@@ -275,12 +302,15 @@ def report(name: str, data: Data, store: Store, k: int, ef_values: list[int], n:
                 f"  {label:24s} {case.name:22s} top-{k} {percentiles(walls)}  CPU {percentiles(cpus)}  "
                 f"recall@{k} {recall:.3f}  ({load_average()})"
             )
+            if case.name in ("no filter", "documents (10%)"):
+                what = f"vector top-{k}, {case.name}" + (f", ef_search {ef}" if ef else "")
+                note(column, f"{what}: wall ms", short(walls))
+                note(column, f"{what}: CPU ms, recall@{k}", f"{short(cpus)}, {recall:.3f}")
     for common in (False, True):
         walls, cpus = measure_lexical(store, len(data.queries) // (4 if common else 1), common)
         what = "full text, 2 commonest" if common else "full text, 2 words"
-        print(
-            f"  {name:24s} {what:22s} top-50 {percentiles(walls)}  CPU {percentiles(cpus)}  ({load_average()})"
-        )
+        print(f"  {name:24s} {what:22s} top-50 {percentiles(walls)}  CPU {percentiles(cpus)}  ({load_average()})")
+        note(column, f"{what}: wall ms (CPU ms)", f"{short(walls)} ({short(cpus)})")
 
 
 def disk_mb(path: Path) -> float:
@@ -317,53 +347,84 @@ def probe(path: Path, data: Data, folder: Path) -> dict:
     return json.loads(out.stdout)
 
 
-def cold_cli(path: Path, runs: int = 3) -> list[float]:
-    """Wall seconds of `threadkeep search` in a fresh process, model load and query embedding included."""
-    times = []
+def cold_cli(path: Path, runs: int = 3) -> tuple[list[float], list[float]]:
+    """Wall and CPU seconds of `threadkeep search` in a fresh process, model load and query embedding included."""
+    times, cpus = [], []
     for question in QUESTIONS[:runs]:
-        tick = time.perf_counter()
+        tick, before = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
         subprocess.run(
             [sys.executable, "-m", "threadkeep.cli", "search", "--db", str(path), "--json", question],
             capture_output=True, check=True,
         )  # fmt: skip
         times.append(time.perf_counter() - tick)
-    return times
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+    return times, cpus
 
 
-def run_sqlite(data: Data, k: int, folder: Path, sizes: list[int], embedder: E5Embedder) -> None:
+def chunk_count(path: Path) -> int:
+    if not path.exists():
+        return 0
+    with closing(sqlite3.connect(path)) as db:
+        return db.execute("SELECT count(*) FROM chunks").fetchone()[0]
+
+
+def run_sqlite(data: Data, k: int, folder: Path, sizes: list[int], embedder: E5Embedder, reuse: bool) -> None:
+    """One store grown through the sizes, or with `reuse` one kept store per size, loaded only if incomplete."""
     path = folder / "scale.db"
     loaded = 0
     for n in sizes:
+        if reuse:
+            path, loaded = folder / f"scale-{n}.db", 0
+            if chunk_count(path) == n:
+                print(f"sqlite {n:,}: reusing {path}  ({load_average()})")
+                loaded = n
+            else:
+                for stale in (path, *(path.with_name(path.name + end) for end in ("-wal", "-shm", ".vectors"))):
+                    stale.unlink(missing_ok=True)
         store = open_store(path)
         assert isinstance(store, SQLiteStore)
         store.bind_embedder(embedder.name, data.vectors.shape[1])
-        store_seconds, prep = load(store, data, loaded, n)
-        print(
-            f"sqlite {n:,}: loaded {n - loaded:,} chunks in {store_seconds:.1f} s "
-            f"({(n - loaded) / store_seconds:,.0f} chunks/s; +{prep:.1f} s prep)  ({load_average()})"
-        )
+        if loaded < n:
+            store_seconds, prep = load(store, data, loaded, n)
+            print(
+                f"sqlite {n:,}: loaded {n - loaded:,} chunks in {store_seconds:.1f} s "
+                f"({(n - loaded) / store_seconds:,.0f} chunks/s; +{prep:.1f} s prep)  ({load_average()})"
+            )
         loaded = n
         tick = time.perf_counter()
         store.close()  # a writer leaves the vector file up to date for the next process
+        column = f"SQLite {n:,}"
+        note(column, "disk, MB per million chunks", f"{disk_mb(path) * 1e6 / n:,.0f}")
         print(f"  vector file written at close in {time.perf_counter() - tick:.1f} s; disk {disk_mb(path):,.0f} MB "
               f"({disk_mb(path) * 1e6 / n:,.0f} MB per million chunks; vector file "
               f"{path.with_name(path.name + '.vectors').stat().st_size / 1e6:,.0f} MB)")  # fmt: skip
         figures = probe(path, data, folder)
-        print(f"  fresh process: imports {1000 * figures['imports']:.0f} ms, "
-              f"open_store {1000 * figures['open']:.0f} ms, "
-              f"first vector query (maps the vector file) {1000 * figures['first']:.0f} ms; after 50 searches "
-              f"RSS {figures['rss_mb']:,.0f} MB, peak {figures['peak_mb']:,.0f} MB "
-              "(interpreter, numpy, jieba included)")
-        times = cold_cli(path)
+        print(
+            f"  fresh process: imports {1000 * figures['imports']:.0f} ms, "
+            f"open_store {1000 * figures['open']:.0f} ms, "
+            f"first vector query (maps the vector file) {1000 * figures['first']:.0f} ms; after 50 searches "
+            f"RSS {figures['rss_mb']:,.0f} MB, peak {figures['peak_mb']:,.0f} MB "
+            "(interpreter, numpy, jieba included)"
+        )
+        note(column, "fresh process: open_store / first vector query, ms",
+             f"{1000 * figures['open']:.0f} / {1000 * figures['first']:.0f}")  # fmt: skip
+        note(column, "fresh process RSS after 50 searches, MB", f"{figures['rss_mb']:,.0f}")
+        times, cpus = cold_cli(path)
         print(f"  cold CLI `threadkeep search` (fresh process, model load + embedding included): "
-              f"{', '.join(f'{t:.2f}' for t in times)} s  ({load_average()})")  # fmt: skip
+              f"{', '.join(f'{t:.2f}' for t in times)} s wall, {', '.join(f'{t:.2f}' for t in cpus)} s CPU  "
+              f"({load_average()})")  # fmt: skip
+        note(column, "cold CLI search, s wall (CPU)", f"{np.median(times):.2f} ({np.median(cpus):.2f})")
         store = open_store(path)
-        report("sqlite", data, store, k, [], n)
+        report("sqlite", data, store, k, [], n, column)
         hybrid = FixedEmbedder(embedder, data)
         measure_hybrid(store, hybrid, 3)
         walls, cpus = measure_hybrid(store, hybrid, 60)
         print(f"  {'sqlite':24s} {'warm hybrid search':22s} top-10 {percentiles(walls)}  CPU {percentiles(cpus)}  "
               f"(query embedding included; {load_average()})")  # fmt: skip
+        note(column, "warm hybrid search incl. embedding: wall ms", short(walls))
+        note(column, "warm hybrid search incl. embedding: CPU ms", short(cpus))
+        note(column, "load average during the size", load_average().removeprefix("load "))
         walls = []
         for question in QUESTIONS * 5:
             tick = time.perf_counter()
@@ -373,56 +434,97 @@ def run_sqlite(data: Data, k: int, folder: Path, sizes: list[int], embedder: E5E
         store.close()
 
 
-def run_postgres(data: Data, k: int, ef_values: list[int], keep: bool) -> None:
+def run_postgres(
+    data: Data, k: int, ef_values: list[int], keep: bool, reuse: str | None = None, embedder: E5Embedder | None = None
+) -> None:
+    """Load, index and measure a fresh database; with `reuse`, the database of that name, loaded and
+    indexed only if it does not yet hold exactly these chunks with their index (it is kept)."""
     import psycopg
     from psycopg import sql
     from psycopg.conninfo import conninfo_to_dict
 
     from threadkeep.store.postgres import PostgresStore
 
-    name = f"threadkeep_bench_{uuid.uuid4().hex[:8]}"
+    n = len(data.vectors)
+    name = reuse or f"threadkeep_bench_{uuid.uuid4().hex[:8]}"
     params = conninfo_to_dict(ADMIN_URL)
     user, host, port = params.get("user", "postgres"), params.get("host", "127.0.0.1"), params.get("port", 5432)
     url = f"postgresql://{user}@{host}:{port}/{name}"
+    ready = False
     with psycopg.connect(ADMIN_URL, autocommit=True) as admin:
-        admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+        exists = admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone() is not None
+        if exists:
+            with psycopg.connect(url) as db:
+                held = db.execute("SELECT to_regclass('chunks') IS NOT NULL").fetchone()[0]
+                held = held and db.execute("SELECT count(*) FROM chunks").fetchone()[0] == n
+                ready = held and db.execute("SELECT to_regclass('chunks_embedding') IS NOT NULL").fetchone()[0]
+            if not ready:
+                admin.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(name)))
+        if not ready:
+            admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+        settings = dict(admin.execute(
+            "SELECT name, current_setting(name) FROM pg_settings WHERE name IN "
+            "('shared_buffers', 'maintenance_work_mem', 'max_parallel_maintenance_workers', 'work_mem')"
+        ).fetchall())  # fmt: skip
+    print(f"postgres {n:,}: server settings {settings}  ({load_average()})")
+    column = f"PostgreSQL {n:,}"
+    note(column, "server shared_buffers / maintenance_work_mem", f"{settings.get('shared_buffers')} / "
+         f"{settings.get('maintenance_work_mem')}")  # fmt: skip
     try:
         store = open_store(url)
         assert isinstance(store, PostgresStore)
-        store.bind_embedder("synthetic", data.vectors.shape[1])
-        store.drop_vector_index()
-        store_seconds, prep = load(store, data)
-        n = len(data.vectors)
-        print(
-            f"postgres: load {n:,} chunks by COPY in {store_seconds:.1f} s "
-            f"({n / store_seconds:,.0f} chunks/s; +{prep:.1f} s prep), HNSW index dropped"
-        )
-        tick = time.perf_counter()
-        memory = "1GB" if n <= 300_000 else "3GB"
-        workers = max(1, (os.cpu_count() or 2) - 1)
-        store.create_vector_index(memory=memory, workers=workers)
-        build = time.perf_counter() - tick
-        size = store.db.execute("SELECT pg_size_pretty(pg_relation_size('chunks_embedding'))").fetchone()[0]
-        print(f"  HNSW build (m 16, ef_construction 64, maintenance_work_mem {memory}, {workers} parallel workers): "
-              f"{build:.1f} s, {size}  ({load_average()})")  # fmt: skip
-        store.db.execute("VACUUM ANALYZE chunks")
-        report("postgres", data, store, k, ef_values)
-        extra = batches(synthetic(2 * PER_SOURCE, data.vectors.shape[1], 1, seed=99))
-        tick = time.perf_counter()
-        for _kind, ref, chunks, vectors in extra:
-            ids = [f"extra-{c.id}" for c in chunks]
-            renamed = [
-                Chunk(**{**_fields(c), "id": i, "source_ref": f"extra-{ref}"}) for c, i in zip(chunks, ids, strict=True)
-            ]
-            store.replace_conversation(Conversation(f"extra-{ref}"), ref, [], [], renamed, vectors)
-        seconds = time.perf_counter() - tick
-        print(
-            f"  incremental: {2 * PER_SOURCE:,} more chunks into the indexed table "
-            f"at {2 * PER_SOURCE / seconds:,.0f} chunks/s"
-        )
+        if ready:
+            print(f"  reusing {url}")
+        else:
+            store.bind_embedder("synthetic", data.vectors.shape[1])
+            store.drop_vector_index()
+            store_seconds, prep = load(store, data)
+            print(
+                f"  load {n:,} chunks by COPY in {store_seconds:.1f} s "
+                f"({n / store_seconds:,.0f} chunks/s; +{prep:.1f} s prep), HNSW index dropped  ({load_average()})"
+            )
+            tick = time.perf_counter()
+            memory = "1GB" if n <= 300_000 else "3GB"
+            workers = max(1, (os.cpu_count() or 2) - 1)
+            store.create_vector_index(memory=memory, workers=workers)
+            build = time.perf_counter() - tick
+            print(f"  HNSW build (m 16, ef_construction 64, maintenance_work_mem {memory}, {workers} parallel "
+                  f"workers): {build:.1f} s  ({load_average()})")  # fmt: skip
+            note(column, "load (chunks/s) / HNSW build after it (s)", f"{n / store_seconds:,.0f} / {build:,.0f}")
+            store.db.execute("VACUUM ANALYZE chunks")
+        sizes = store.db.execute(
+            "SELECT pg_size_pretty(pg_relation_size('chunks_embedding')), pg_database_size(current_database())"
+        ).fetchone()
+        print(f"  HNSW index {sizes[0]}; database {sizes[1] / 1e6:,.0f} MB ({sizes[1] / n:,.0f} MB per million chunks)")
+        note(column, "disk, MB per million chunks", f"{sizes[1] / n:,.0f} (index {sizes[0]})")
+        report("postgres", data, store, k, ef_values, None, column)
+        if embedder is not None:
+            hybrid = FixedEmbedder(embedder, data)
+            measure_hybrid(store, hybrid, 3)
+            walls, cpus = measure_hybrid(store, hybrid, 60)
+            print(f"  {'postgres':24s} {'warm hybrid search':22s} top-10 {percentiles(walls)}  CPU "
+                  f"{percentiles(cpus)}  (query embedding included; {load_average()})")  # fmt: skip
+            note(column, "warm hybrid search incl. embedding: wall ms", short(walls))
+            note(column, "warm hybrid search incl. embedding: CPU ms", short(cpus))
+        note(column, "load average during the size", load_average().removeprefix("load "))
+        if not reuse:
+            extra = batches(synthetic(2 * PER_SOURCE, data.vectors.shape[1], 1, seed=99))
+            tick = time.perf_counter()
+            for _kind, ref, chunks, vectors in extra:
+                ids = [f"extra-{c.id}" for c in chunks]
+                renamed = [
+                    Chunk(**{**_fields(c), "id": i, "source_ref": f"extra-{ref}"})
+                    for c, i in zip(chunks, ids, strict=True)
+                ]
+                store.replace_conversation(Conversation(f"extra-{ref}"), ref, [], [], renamed, vectors)
+            seconds = time.perf_counter() - tick
+            print(
+                f"  incremental: {2 * PER_SOURCE:,} more chunks into the indexed table "
+                f"at {2 * PER_SOURCE / seconds:,.0f} chunks/s"
+            )
         store.close()
     finally:
-        if not keep:
+        if not (keep or reuse):
             with psycopg.connect(ADMIN_URL, autocommit=True) as admin:
                 admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
         else:
@@ -442,6 +544,12 @@ def main() -> None:
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--ef-search", nargs="+", type=int, default=[40, 100], help="PostgreSQL hnsw.ef_search")
     parser.add_argument("--keep", action="store_true", help="keep the PostgreSQL database")
+    parser.add_argument(
+        "--postgres-db", help="reuse (or load once and keep) the PostgreSQL database of this name, one size only"
+    )
+    parser.add_argument(
+        "--folder", type=Path, help="keep one SQLite store per size here and reuse those already loaded"
+    )
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument(
         "--spread", type=float, default=1.0, help="scatter around each cluster centre (higher: harder for ANN)"
@@ -455,12 +563,16 @@ def main() -> None:
         f"{largest:,} synthetic {args.dim}-d vectors (48-d subspace, 2,000 clusters) "
         f"in {time.perf_counter() - tick:.1f} s; {os.cpu_count()} cores, {load_average()}"
     )
-    if args.sizes:
+    if args.sizes and args.folder:
+        args.folder.mkdir(parents=True, exist_ok=True)
+        run_sqlite(data, args.k, args.folder, sorted(args.sizes), E5Embedder(), reuse=True)
+    elif args.sizes:
         with tempfile.TemporaryDirectory() as folder:
-            run_sqlite(data, args.k, Path(folder), sorted(args.sizes), E5Embedder())
+            run_sqlite(data, args.k, Path(folder), sorted(args.sizes), E5Embedder(), reuse=False)
     for n in args.postgres_sizes:
         part = Data(data.vectors[:n], data.labels[:n], data.queries, data.query_labels)
-        run_postgres(part, args.k, args.ef_search, args.keep)
+        run_postgres(part, args.k, args.ef_search, args.keep, args.postgres_db, E5Embedder())
+    print_summary()
 
 
 if __name__ == "__main__":

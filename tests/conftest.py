@@ -43,6 +43,14 @@ def message(mid: str, sender: str, minute: float, text: str = "", **extra) -> di
     }
 
 
+@pytest.fixture(autouse=True)
+def ingest_waits_for_vectors(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`threadkeep ingest` waits for its vectors in every test (and the commands tests start), as
+    `--wait` does: results stay deterministic and no background embedding process outlives a test.
+    Tests of the background step unset it."""
+    monkeypatch.setenv("THREADKEEP_INGEST_WAIT", "1")
+
+
 @pytest.fixture
 def hash_embedder() -> HashEmbedder:
     return HashEmbedder(64)

@@ -9,18 +9,14 @@ with KnowledgeBase.open("team.db") as kb:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from threadkeep.answer import Answer, build_answer
-from threadkeep.answerability import Assessment, assess
-from threadkeep.delta import DeltaReport, apply_delta
-from threadkeep.documents import is_document
 from threadkeep.embed import Embedder, get_embedder
 from threadkeep.errors import InputError
-from threadkeep.generate import Endpoint, generate
-from threadkeep.ingest import IngestReport, ProgressCallback, ingest_path
 from threadkeep.model import (
     Chunk,
     Conversation,
@@ -33,11 +29,19 @@ from threadkeep.model import (
     ReviewItem,
     Thread,
 )
-from threadkeep.readers import Limits, read_path
-from threadkeep.search import SearchSettings, retrieve
+from threadkeep.search import SearchSettings, pending_coverage, retrieve
 from threadkeep.store import SearchFilters, Store, default_location, open_store
-from threadkeep.text import is_question
-from threadkeep.threads import ThreadSettings, build_threads
+
+# Ingest, answering, readers and threading are imported where they are used: a search (every CLI
+# call pays its imports) needs none of them, and together they cost most of a cold start.
+if TYPE_CHECKING:
+    from threadkeep.answer import Answer
+    from threadkeep.backfill import FillReport, Progress
+    from threadkeep.delta import DeltaReport
+    from threadkeep.generate import Endpoint
+    from threadkeep.ingest import IngestReport, ProgressCallback
+    from threadkeep.readers import Limits
+    from threadkeep.threads import ThreadSettings
 
 # An example question is a single short line, so it reads as something a person would type.
 EXAMPLE_CHARS = (6, 80)
@@ -49,6 +53,12 @@ def attachment_name(message: Message) -> str:
     if text.startswith(("[", "<")):
         return text
     return f"{text} ({message.kind})" if text else f"a {message.kind}"
+
+
+def coverage_to_dict(vectors: tuple[int, int] | None) -> dict:
+    """The `vectors` entry of search and ask results: present only while some vectors are still to be
+    made, so a client can say that the rest was found by its words alone."""
+    return {"vectors": {"with_vector": vectors[0], "to_embed": vectors[1]}} if vectors else {}
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,9 +140,48 @@ class KnowledgeBase:
         settings: ThreadSettings | None = None,
         progress: ProgressCallback | None = None,
         limits: Limits | None = None,
+        wait: bool = True,
     ) -> IngestReport:
-        """Ingest every chat export and document under `path` (file, folder or zip); see `IngestReport`."""
-        return ingest_path(self.store, path, self.embedder, format, settings, progress, limits)
+        """Ingest every chat export and document under `path` (file, folder or zip); see `IngestReport`.
+        Searchable by full text once stored; `wait` also makes the vectors, else `fill_vectors` does."""
+        from threadkeep.ingest import ingest_path
+
+        return ingest_path(self.store, path, self.embedder, format, settings, progress, limits, wait)
+
+    def fill_vectors(self, progress: Progress | None = None) -> FillReport:
+        """Embed every chunk stored without a vector (those an ingest without `wait` left)."""
+        from threadkeep.backfill import fill_vectors
+
+        return fill_vectors(self.store, self.embedder, progress)
+
+    def embed(
+        self, progress: Progress | None = None, stop: Callable[[], bool] | None = None, wait: bool = True
+    ) -> FillReport | None:
+        """`fill_vectors` as the store's one embedding process: while another runs, `wait` follows it and
+        takes over the rest; without `wait`, None at once (see `backfill.fill_store`)."""
+        from threadkeep.backfill import fill_store
+
+        return fill_store(self.store, self.embedder, progress, stop, wait)
+
+    def embedding_process(self) -> int | None:
+        """The process id of the last process that embedded this (SQLite) store, if known."""
+        from threadkeep.backfill import lock_holder
+
+        return lock_holder(self.store)
+
+    def start_background_embedding(self) -> int:
+        """Start a detached `threadkeep embed --background` for this store; returns its process id."""
+        from threadkeep.backfill import start_background_fill
+
+        return start_background_fill(self.store.address, self.embedder.name).pid
+
+    def pending_coverage(self) -> tuple[int, int] | None:
+        """`vector_coverage()` while some vectors are still to be made, else None (cheap when none are)."""
+        return pending_coverage(self.store)
+
+    def vector_coverage(self) -> tuple[int, int]:
+        """(chunks with a vector, chunks with text to embed): search is hybrid over the first, full text over all."""
+        return self.store.vector_coverage()
 
     def search(
         self,
@@ -173,8 +222,12 @@ class KnowledgeBase:
     ) -> Answer:
         """A grouped, cited answer, or no answer with the reason and the nearest passages (labelled as not an
         answer); `show_nearest` adds those to an answer too. A configured model only words an answer."""
-        figures = self.store.stats()
-        if not figures.get("chunks"):
+        from threadkeep.answer import build_answer
+        from threadkeep.answerability import Assessment, assess
+        from threadkeep.generate import generate
+
+        if not self.store.has_chunks():
+            figures = self.store.stats()
             reason = f"the store is empty ({figures.get('location')}); ingest an export or documents first"
             answer = build_answer(question, [], {}, Assessment(False, reason))
             return answer
@@ -226,7 +279,13 @@ class KnowledgeBase:
         return ThreadView(conversation, messages, frozenset(cited or (message_id,)), thread_ids)
 
     def apply_delta(self, path: str | Path, settings: ThreadSettings | None = None) -> DeltaReport:
-        return apply_delta(self.store, path, self.embedder, settings)
+        from threadkeep.backfill import fill_vectors
+        from threadkeep.delta import apply_delta
+
+        report = apply_delta(self.store, path, self.embedder, settings)
+        report.embedded = fill_vectors(self.store, self.embedder).embedded
+        report.with_vector, report.to_embed = self.store.vector_coverage()
+        return report
 
     @property
     def location(self) -> str:
@@ -242,7 +301,7 @@ class KnowledgeBase:
         return self.store.stats()
 
     def is_empty(self) -> bool:
-        return not self.store.stats().get("chunks")
+        return not self.store.has_chunks()
 
     def chunk(self, chunk_id: str) -> Chunk | None:
         return self.store.get_chunks([chunk_id]).get(chunk_id)
@@ -264,6 +323,8 @@ class KnowledgeBase:
 
     def example_questions(self, count: int = 3, tried: int = 8) -> list[str]:
         """Opening questions of recent resolved discussions that get an answer (at most `tried` asked)."""
+        from threadkeep.text import is_question
+
         found: list[str] = []
         candidates = 0
         for chunk in self.store.recent_chat_chunks("resolved", count * 10):
@@ -328,6 +389,9 @@ def search_to_dict(query: str, hits: list[Hit]) -> dict[str, object]:
 
 def read_chats(path: str | Path, format: str | None = None, limits: Limits | None = None) -> ReadResult:
     """The chat exports under `path` as read; documents and other files are listed in `not_read`."""
+    from threadkeep.documents import is_document
+    from threadkeep.readers import read_path
+
     return read_path(path, format, limits, is_document=is_document)
 
 
@@ -335,6 +399,8 @@ def threads_of(
     path: str | Path, format: str | None = None, settings: ThreadSettings | None = None, limits: Limits | None = None
 ) -> tuple[ReadResult, list[Thread]]:
     """An export as read, and the threads of each of its conversations, without any store."""
+    from threadkeep.threads import build_threads
+
     result = read_chats(path, format, limits)
     kinds = {conversation.ref: conversation.kind for conversation in result.conversations}
     by_conversation: dict[str, list] = {}

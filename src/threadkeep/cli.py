@@ -8,22 +8,19 @@ import shlex
 import sys
 import time
 from collections.abc import Callable, Sequence
+from contextlib import suppress
 from dataclasses import replace
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, Progress, TaskID, TextColumn
 
-from threadkeep.api import KnowledgeBase, SearchFilters, read_chats, search_to_dict, threads_of
-from threadkeep.chunks.chat import transcript_line
+from threadkeep.api import KnowledgeBase, SearchFilters, coverage_to_dict, read_chats, search_to_dict, threads_of
 from threadkeep.errors import ConfigurationError, NotFoundError, RefusedError, StoreNotFound, ThreadkeepError
-from threadkeep.generate import Endpoint
-from threadkeep.ingest import EMBED_SLICE, IngestReport
 from threadkeep.model import (
     SKIPS_SHOWN,
     Conversation,
@@ -36,9 +33,14 @@ from threadkeep.model import (
     Skip,
     summarize_skips,
 )
-from threadkeep.readers import Limits, format_names
-from threadkeep.threads import ThreadSettings
-from threadkeep.transcript import to_transcript
+
+# Readers, ingest, threading, generation and progress bars are imported by the commands that use
+# them: every call pays the imports at the top, and a search needs none of these.
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
+
+    from threadkeep.ingest import IngestReport
+    from threadkeep.readers import Limits
 
 # Stored text is shown as it was written: no emoji codes turned into emoji, no line wrapping.
 out = Console(highlight=False, soft_wrap=True, emoji=False)
@@ -48,6 +50,22 @@ err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
 Listed = ConversationSummary | DocumentSummary | ReviewItem
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"]}
+
+
+class FormatChoice(click.Choice):
+    """A reader's name (and `document` where documents can be read), listed only when an option is
+    parsed or shown: the list comes from importing every reader."""
+
+    def __init__(self, document: bool = False) -> None:
+        self.document = document
+        self.case_sensitive = True
+
+    @property
+    def choices(self) -> tuple[str, ...]:  # type: ignore[override]
+        from threadkeep.readers import format_names
+
+        return (*format_names(), *(["document"] if self.document else []))
+
 
 db_option = click.option(
     "--db",
@@ -91,6 +109,8 @@ def _parse_size(value: str) -> int:
 
 
 def _limits(max_file_size: str | None) -> Limits | None:
+    from threadkeep.readers import Limits
+
     if max_file_size is None:
         return None
     size = _parse_size(max_file_size)
@@ -186,8 +206,8 @@ def open_kb(db: str | None, create: bool = False) -> KnowledgeBase:
 
 def require_content(kb: KnowledgeBase) -> None:
     """Refuse to search an empty store: an empty answer would look like "nothing relevant"."""
-    figures = kb.stats()
-    if not figures.get("chunks"):
+    if kb.is_empty():
+        figures = kb.stats()
         raise NotFoundError(
             f"the store at {figures['location']} is empty: nothing has been ingested yet; "
             "add data with `threadkeep ingest PATH` (or try `threadkeep demo`)"
@@ -219,7 +239,7 @@ def main() -> None:
     """Turn chat exports and documents into a knowledge base you can ask, with every answer cited."""
 
 
-PROGRESS_UNITS = {"conversations": "messages", "documents": "documents", "embedding": "passages"}
+PROGRESS_UNITS = {"conversations": "messages", "documents": "documents", "vectors": "chunks with a vector"}
 
 
 class IngestProgress:
@@ -239,10 +259,13 @@ class IngestProgress:
         self.bar: Progress | None = None
         self.tasks: dict[str, TaskID] = {}
         self.stage_started: dict[str, float] = {}
-        self.embedding = (0, 0)
+        self.vectors = (0, 0)
+        self.vectors_from: tuple[float, int] | None = None  # when the vectors stage started, and its count then
 
     def __enter__(self) -> IngestProgress:
         if not self.quiet and err.is_terminal:
+            from rich.progress import BarColumn, Progress, TextColumn
+
             self.bar = Progress(
                 TextColumn("{task.description}"),
                 BarColumn(),
@@ -259,10 +282,10 @@ class IngestProgress:
             self.bar.stop()
 
     def __call__(self, stage: str, done: int, total: int) -> None:
-        if stage == "embedding":
-            if done <= EMBED_SLICE:
-                self.stage_started[stage] = time.monotonic()
-            self.embedding = (done, total)
+        if stage == "vectors":
+            if self.vectors_from is None:
+                self.vectors_from = (time.monotonic(), done)
+            self.vectors = (done, total)
         if stage in ("conversations", "documents"):
             if done and stage == self.stage:
                 self.units_done += 1
@@ -275,7 +298,7 @@ class IngestProgress:
             self._update_bar(stage, done, total)
             return
         now = time.monotonic()
-        first_or_last = stage != "embedding" and (done == 0 or done == total)
+        first_or_last = stage != "vectors" and (done == 0 or done == total)
         if stage == "reading" or first_or_last or now - self.last_line >= self.PLAIN_EVERY:
             self.last_line = now
             click.echo(self._line(stage, done, total), err=True)
@@ -286,7 +309,7 @@ class IngestProgress:
             label = f"reading {self.name}" if stage == "reading" else stage
             self.tasks[stage] = self.bar.add_task(label, total=total or None, count="", left="")
             self.stage_started[stage] = time.monotonic()
-        if stage == "embedding" and done >= total:
+        if stage == "vectors" and done >= total:
             self.bar.remove_task(self.tasks.pop(stage))
             return
         if stage != "reading" and "reading" in self.tasks:
@@ -296,21 +319,32 @@ class IngestProgress:
 
     def _left(self, stage: str) -> str:
         """The time left in a stage, from its pace so far (nothing before there is a pace)."""
-        done, total = (self.done, self.total) if stage == self.stage else self.embedding
-        elapsed = time.monotonic() - self.stage_started.get(stage, self.started)
+        if stage == "vectors":
+            (done, total), (since, first) = self.vectors, self.vectors_from or (time.monotonic(), 0)
+            elapsed, done, total = time.monotonic() - since, done - first, total - first
+        else:
+            done, total = (self.done, self.total) if stage == self.stage else self.vectors
+            elapsed = time.monotonic() - self.stage_started.get(stage, self.started)
         if not 0 < done < total or elapsed < 1:
             return ""
         return f"about {_duration(elapsed * (total - done) / done)} left"
 
     def _line(self, stage: str, done: int, total: int) -> str:
+        command = "embed" if self.name == "vectors" else "ingest"
         if stage == "reading":
-            return f"ingest: reading {self.name}"
-        line = f"ingest: {stage} {done:,}/{total:,} {PROGRESS_UNITS.get(stage, '')}"
+            return f"{command}: reading {self.name}"
+        line = f"{command}: {stage} {done:,}/{total:,} {PROGRESS_UNITS.get(stage, '')}"
         left = self._left(stage)
         return f"{line}, {left}" if left else line
 
     def kept(self) -> str:
         """What an interrupted ingest left in the store."""
+        if self.vectors_from is not None:
+            done, total = self.vectors
+            return (
+                f"stopped while making vectors: everything read is stored and searchable by full text; "
+                f"vectors for {done:,} of {total:,} chunks. `threadkeep embed` makes the rest."
+            )
         unit = "conversation" if self.stage == "conversations" else "document"
         return (
             f"stopped: {plural(self.units_done, unit)} stored completely before the interruption; "
@@ -328,13 +362,18 @@ def _duration(seconds: float) -> str:
 
 
 def _ingest_with_progress(
-    kb: KnowledgeBase, path: str, format: str | None, quiet: bool = False, limits: Limits | None = None
+    kb: KnowledgeBase,
+    path: str,
+    format: str | None,
+    quiet: bool = False,
+    limits: Limits | None = None,
+    wait: bool = True,
 ) -> IngestReport:
-    """Ingest with progress on stderr; Ctrl-C stops between conversations (or embedding slices) and says
+    """Ingest with progress on stderr; Ctrl-C stops between conversations (or batches of vectors) and says
     what was kept."""
     with IngestProgress(Path(path).name, quiet) as progress:
         try:
-            return kb.ingest(path, format=format, progress=progress, limits=limits)
+            return kb.ingest(path, format=format, progress=progress, limits=limits, wait=wait)
         except KeyboardInterrupt:
             message = progress.kept()
     click.echo(message, err=True)
@@ -451,7 +490,7 @@ def _ingest_option(flag: str, reader: str) -> Callable:
 @click.option(
     "--format",
     "format",
-    type=click.Choice([*format_names(), "document"]),
+    type=FormatChoice(document=True),
     default=None,
     help="Read the whole PATH with this reader only (document: documents only).",
 )
@@ -460,6 +499,14 @@ def _ingest_option(flag: str, reader: str) -> Callable:
 @_ingest_option("--gemini", "gemini_cli")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (a list with the history options).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress on stderr (the report is still printed).")
+@click.option(
+    "--wait/--no-wait",
+    default=False,
+    envvar="THREADKEEP_INGEST_WAIT",
+    show_envvar=True,
+    help="Wait for the vectors (progress and time left on stderr). Without it the command returns once "
+    "everything is stored and searchable by full text, and a background `threadkeep embed` makes them.",
+)
 @strict_option
 @skips_option
 @max_file_size_option
@@ -472,6 +519,7 @@ def ingest(
     gemini_cli: bool,
     as_json: bool,
     quiet: bool,
+    wait: bool,
     strict: bool,
     skips: str,
     max_file_size: str | None,
@@ -494,7 +542,12 @@ def ingest(
     shown = _skips_shown(skips)
     limits = _limits(max_file_size)
     with open_kb(db, create=True) as kb:
-        reports = [(source, _ingest_with_progress(kb, source, reader, quiet, limits)) for source, reader in sources]
+        reports = [
+            (source, _ingest_with_progress(kb, source, reader, quiet, limits, wait)) for source, reader in sources
+        ]
+        background = None
+        if reports[-1][1].with_vector < reports[-1][1].to_embed:
+            background = kb.start_background_embedding()
     if as_json:
         if path is not None and not tools:
             click.echo(json.dumps(reports[0][1].to_dict(shown), ensure_ascii=False, indent=2))
@@ -506,8 +559,25 @@ def ingest(
             if len(reports) > 1:
                 out.print(f"{source}:", markup=False)
             _print_report(report, shown)
+    if not as_json:
+        _print_vectors(*reports[-1][1].vectors, background)
     for source, report in reports:
         _finish(source, report.read_anything, len(report.skipped), strict, format)
+
+
+def _print_vectors(with_vector: int, to_embed: int, background: int | None = None) -> None:
+    """Where the store's vectors stand, when some are still to be made."""
+    if with_vector >= to_embed:
+        return
+    if background:
+        made = f"a background process ({background}) makes the rest: `threadkeep embed` shows its progress"
+    else:
+        made = "`threadkeep embed` makes the rest"
+    out.print(
+        f"searchable by full text; vectors for {with_vector:,} of {to_embed:,} chunks so far (search by meaning "
+        f"covers those): {made} (`ingest --wait` waits for them)",
+        markup=False,
+    )
 
 
 def _signature(path: Path) -> tuple[int, float, int]:
@@ -519,9 +589,7 @@ def _signature(path: Path) -> tuple[int, float, int]:
 
 @main.command()
 @click.argument("path", type=click.Path(exists=True))
-@click.option(
-    "--format", "format", type=click.Choice([*format_names(), "document"]), default=None, help="Force a reader."
-)
+@click.option("--format", "format", type=FormatChoice(document=True), default=None, help="Force a reader.")
 @click.option(
     "--every", "interval", default=60.0, show_default=True, type=click.FloatRange(min=0), help="Seconds between looks."
 )
@@ -560,24 +628,26 @@ def watch(path: str, format: str | None, interval: float, rounds: int | None, db
 
 @main.command(epilog=EXIT_CODES_HELP)
 @click.argument("path", type=click.Path(exists=True))
-@click.option("--format", "format", type=click.Choice(format_names()), default=None, help="Force a reader.")
+@click.option("--format", "format", type=FormatChoice(), default=None, help="Force a reader.")
 @click.option("--jsonl", "as_jsonl", is_flag=True, help="One JSON line per message: id, thread, reply_to.")
 @click.option("--json", "as_json", is_flag=True, help="The threads as one JSON list: conversation, messages, replies.")
 @click.option(
     "--assigner",
     type=click.Choice(["learned", "rules"]),
-    default=ThreadSettings().assigner,
-    show_default=True,
-    help="The learned reply-link model or the hand-written rules.",
+    default=None,
+    help="The learned reply-link model (the default) or the hand-written rules.",
 )
 @strict_option
 @skips_option
 def threads(
-    path: str, format: str | None, as_jsonl: bool, as_json: bool, assigner: str, strict: bool, skips: str
+    path: str, format: str | None, as_jsonl: bool, as_json: bool, assigner: str | None, strict: bool, skips: str
 ) -> None:
     """Reconstruct the threads of an export (no store needed)."""
+    from threadkeep.threads import ThreadSettings
+
     shown = _skips_shown(skips)
-    result, found = threads_of(path, format, ThreadSettings(assigner=assigner))
+    settings = ThreadSettings(assigner=assigner) if assigner else ThreadSettings()
+    result, found = threads_of(path, format, settings)
     _report_read(path, result, shown, strict, format)
     labels = [f"{thread.conversation}#{number}" for number, thread in enumerate(found)]
     if as_json:
@@ -601,7 +671,7 @@ def threads(
 
 @main.command(epilog=EXIT_CODES_HELP)
 @click.argument("path", type=click.Path(exists=True))
-@click.option("--format", "format", type=click.Choice(format_names()), default=None, help="Force a reader.")
+@click.option("--format", "format", type=FormatChoice(), default=None, help="Force a reader.")
 @click.option("--jsonl", "as_jsonl", is_flag=True, help="Print the normalized messages, one JSON object a line.")
 @strict_option
 @skips_option
@@ -622,6 +692,8 @@ def normalize(path: str, format: str | None, as_jsonl: bool, strict: bool, skips
         lines = [json.dumps(m.to_dict(), ensure_ascii=False) for m in result.messages]
         click.echo("\n".join(lines))
         return
+    from threadkeep.transcript import to_transcript
+
     conversations = {conversation.ref: conversation for conversation in result.conversations}
     blocks = []
     for ref, messages in by_conversation.items():
@@ -642,9 +714,24 @@ def _report_read(path: str, result: ReadResult, shown: int | None, strict: bool,
 
 def chat_line(message: Message) -> str:
     """`[2026-05-14 10:02] 小明: text`, later lines of a multi-line message indented under it."""
+    from threadkeep.chunks.chat import transcript_line
+
     text = "(recalled)" if message.recalled else message.text
     first, *rest = transcript_line(replace(message, text=text)).split("\n")
     return "\n".join([first, *(f"    {line}" for line in rest)])
+
+
+def _warn_coverage(vectors: tuple[int, int] | None) -> None:
+    """Say on stderr that results come from full text alone, or partly, while vectors are being made."""
+    if vectors is None:
+        return
+    with_vector, to_embed = vectors
+    what = "full text only (no vectors yet)" if not with_vector else "partly by meaning"
+    err.print(
+        f"note: {what}: vectors for {with_vector:,} of {to_embed:,} chunks; the others are found by their words "
+        "alone until `threadkeep embed` (or the background one) has made them",
+        markup=False,
+    )
 
 
 def _print_hits(hits: list[Hit]) -> None:
@@ -697,9 +784,12 @@ def search(
     with open_kb(db) as kb:
         require_content(kb)
         hits = kb.search(query, k=k, filters=filters, now=parse_now(now), per_source=per_source)
+        vectors = kb.pending_coverage()
     if as_json:
-        click.echo(json.dumps(search_to_dict(query, hits), ensure_ascii=False, indent=2))
+        found = {**search_to_dict(query, hits), **coverage_to_dict(vectors)}
+        click.echo(json.dumps(found, ensure_ascii=False, indent=2))
     else:
+        _warn_coverage(vectors)
         _print_hits(hits)
 
 
@@ -737,6 +827,8 @@ def ask(
     QUESTION `-` reads the question from stdin.
     """
     question = _text_argument(question, "question")
+    from threadkeep.generate import Endpoint
+
     endpoint = Endpoint.from_environment() if generate else None
     with open_kb(db) as kb:
         require_content(kb)
@@ -748,9 +840,11 @@ def ask(
             endpoint=endpoint,
             show_nearest=show_nearest,
         )
+        vectors = kb.pending_coverage()
     if as_json:
-        click.echo(json.dumps(answer.to_dict(), ensure_ascii=False, indent=2))
+        click.echo(json.dumps({**answer.to_dict(), **coverage_to_dict(vectors)}, ensure_ascii=False, indent=2))
         return
+    _warn_coverage(vectors)
     out.print(answer.generated_text or answer.text, markup=False)
     if answer.generated_text:
         out.print("\n[dim]Sources (as computed, whatever the model wrote):[/dim]")
@@ -888,12 +982,15 @@ def forget(conversation: str, yes: bool, db: str | None) -> None:
 def check(as_json: bool, db: str | None) -> None:
     """Verify the store: evidence ids exist, each message is in one thread, vectors match the model.
 
-    Exits with status 1 when a problem is found.
+    Exits with status 1 when a problem is found. Vectors not made yet are work pending for
+    `threadkeep embed`, not a problem: they are counted, and the store is consistent.
     """
     with open_kb(db) as kb:
         problems = kb.check()
+        with_vector, to_embed = kb.vector_coverage()
     if as_json:
-        click.echo(json.dumps({"consistent": not problems, "problems": problems}, ensure_ascii=False, indent=2))
+        figures = {"consistent": not problems, "problems": problems, "vectors_pending": to_embed - with_vector}
+        click.echo(json.dumps(figures, ensure_ascii=False, indent=2))
         if problems:
             sys.exit(1)
         return
@@ -902,6 +999,55 @@ def check(as_json: bool, db: str | None) -> None:
     if problems:
         sys.exit(1)
     out.print("store is consistent")
+    _print_vectors(with_vector, to_embed)
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress on stderr.")
+@click.option("--background", is_flag=True, hidden=True, help="Run at low priority; exit if another process embeds.")
+@db_option
+def embed(as_json: bool, quiet: bool, background: bool, db: str | None) -> None:
+    """Make the vectors an ingest left to make (search by meaning covers only chunks with one).
+
+    Progress and time left on stderr. Stopping it (Ctrl-C, a kill) keeps every vector made so far;
+    running it again goes on from there. With a store already being embedded by another process,
+    it follows that one's progress and takes over the rest. On PostgreSQL, any number of `threadkeep
+    embed` processes, on any machines, share the work.
+    """
+    if background:
+        with suppress(OSError):
+            os.nice(10)  # the user's own work (and searches) come first
+    with open_kb(db) as kb, IngestProgress("vectors", quiet) as progress:
+        holder = kb.embedding_process()
+        try:
+            report = kb.embed(progress, wait=not background)
+        except KeyboardInterrupt:
+            with_vector, to_embed = kb.vector_coverage()
+            click.echo(
+                f"stopped: vectors for {with_vector:,} of {to_embed:,} chunks are kept; run it again to go on",
+                err=True,
+            )
+            sys.exit(130)
+        with_vector, to_embed = kb.vector_coverage()
+    if as_json:
+        click.echo(
+            json.dumps(
+                {
+                    **(report.to_dict() if report else {}),
+                    "with_vector": with_vector,
+                    "to_embed": to_embed,
+                    "pending": to_embed - with_vector,
+                },
+                indent=2,
+            )
+        )
+        return
+    if report is None and background:
+        return
+    done = f"{report.embedded:,} inputs embedded, {report.reused:,} chunks reused a vector" if report else ""
+    by_other = f" (process {holder} made some)" if holder and holder != os.getpid() else ""
+    out.print(f"vectors for {with_vector:,} of {to_embed:,} chunks{by_other}; {done}".rstrip("; "), markup=False)
 
 
 @main.command()

@@ -1,9 +1,11 @@
-"""Ingest: read an export, rebuild the conversations that changed, embed what is new.
+"""Ingest: read an export, rebuild the conversations that changed, then make the vectors that are new.
 
 Each conversation is written in one transaction, so a crash leaves every
 conversation either as it was or as it is now, and the next run picks up
 where it stopped. A conversation whose messages did not change is not touched;
-a chunk whose embedding input did not change keeps its vector.
+a chunk gets the vector the store has for its embedding input, from any
+conversation or document. Chunks are written, searchable by full text, before
+any new input is embedded: the vectors come after, from `threadkeep.backfill`.
 
 Writers of the same conversation (an ingest and a delta at once, two servers)
 never lose each other's messages: each read-merge-rebuild is committed only if
@@ -23,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
+from threadkeep.backfill import fill_vectors
 from threadkeep.chunks.chat import chunk_thread_windows
 from threadkeep.chunks.document import chunk_document
 from threadkeep.chunks.exchange import chunk_exchange
@@ -54,8 +57,6 @@ EXCHANGE_EMBED_TOKENS = 192
 MAX_WRITE_ATTEMPTS = 20
 
 ProgressCallback = Callable[[str, int, int], None]  # (stage, done, total)
-# Passages handed to the embedder at a time: progress is reported, and an interrupt lands, between slices.
-EMBED_SLICE = 64
 # What a writer makes of a conversation as stored (None: not stored yet): the conversation and all its messages.
 Revise = Callable[[ConversationRecord | None, list[Message]], tuple[Conversation, list[Message]]]
 
@@ -70,8 +71,12 @@ class IngestReport:
     conversations_rebuilt: int = 0
     threads: int = 0
     chunks: int = 0
-    embedded: int = 0
-    embeddings_reused: int = 0
+    embedded: int = 0  # inputs embedded (by the embedding step, when the ingest waited for it)
+    embeddings_reused: int = 0  # chunks written with the vector the store had for their input
+    # Chunks with text to embed and, of those, chunks with a vector when the ingest returned: search is
+    # hybrid over those, full text over the rest until the embedding step has filled them.
+    to_embed: int = 0
+    with_vector: int = 0
     documents: int = 0
     documents_rebuilt: int = 0
     redone: int = 0  # rebuilds done again because another writer changed the conversation first
@@ -82,6 +87,10 @@ class IngestReport:
     not_read: list[Skip] = field(default_factory=list)
     # Messages (chat formats) or documents read, per format.
     formats: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def vectors(self) -> tuple[int, int]:
+        return self.with_vector, self.to_embed
 
     @property
     def read_anything(self) -> bool:
@@ -112,37 +121,15 @@ def merge_messages(stored: Sequence[Message], incoming: Sequence[Message]) -> li
     return sorted(by_id.values(), key=lambda message: message.sent_at)
 
 
-def _embed_missing(
-    chunks: Sequence[Chunk],
-    known: dict[str, np.ndarray],
-    embedder: Embedder,
-    report: IngestReport,
-    made: dict[str, np.ndarray] | None = None,
-    progress: ProgressCallback | None = None,
-) -> dict[str, np.ndarray]:
-    """Vectors for the chunks: stored ones reused, the rest embedded (and added to `made`, when given)."""
-    vectors: dict[str, np.ndarray] = {}
-    todo: dict[str, str] = {}
-    for chunk in chunks:
-        if not chunk.embedding_input:
-            continue
-        key = input_hash(chunk.embedding_input)
-        if key in known:
-            vectors[key] = known[key]
-            report.embeddings_reused += 1
-        else:
-            todo[key] = chunk.embedding_input
-    keys, texts = list(todo), list(todo.values())
-    for start in range(0, len(texts), EMBED_SLICE):
-        matrix = embedder.embed_passages(texts[start : start + EMBED_SLICE])
-        fresh = dict(zip(keys[start : start + EMBED_SLICE], matrix, strict=True))
-        vectors.update(fresh)
-        if made is not None:
-            made.update(fresh)
-        report.embedded += len(fresh)
-        if progress and len(texts) > EMBED_SLICE:
-            progress("embedding", min(start + EMBED_SLICE, len(texts)), len(texts))
-    return vectors
+def _stored_vectors(store: Store, chunks: Sequence[Chunk], report: IngestReport) -> dict[str, np.ndarray]:
+    """Vectors the store already has for the chunks' inputs (any conversation or document): written with
+    the chunks, so only inputs new to the store are left for the embedding step."""
+    keys = {input_hash(chunk.embedding_input) for chunk in chunks if chunk.embedding_input}
+    known = store.vectors_by_input(keys)
+    report.embeddings_reused += sum(
+        1 for chunk in chunks if chunk.embedding_input and input_hash(chunk.embedding_input) in known
+    )
+    return known
 
 
 def rebuild_conversation(
@@ -153,15 +140,13 @@ def rebuild_conversation(
     settings: ThreadSettings,
     report: IngestReport,
     record: ConversationRecord | None,
-    made: dict[str, np.ndarray] | None = None,
-    progress: ProgressCallback | None = None,
 ) -> bool:
     """Re-thread and re-chunk one conversation from all its messages, unless nothing changed.
 
     `record` is the stored conversation the messages were computed from (None: not stored yet);
     the write commits only if it is still the stored one, else `ConcurrentWriteError`. Returns
-    whether the store was written. Vectors of chunks whose embedding input is unchanged are
-    reused (from the store, or from `made` by an earlier attempt); only new inputs are embedded.
+    whether the store was written. Chunks get the vectors the store has for their inputs; the
+    others are written without one, searchable by full text at once (`fill_vectors` embeds them).
     """
     if conversation.kind == "assistant":
         messages = mark_turn_roles(messages)
@@ -179,8 +164,7 @@ def rebuild_conversation(
             for thread in threads
             for chunk in chunk_thread_windows(thread, by_id, embedder.count_tokens, CHAT_WINDOW_TOKENS)
         ]
-    known = {**(made or {}), **store.embeddings_for(conversation.ref)}
-    vectors = _embed_missing(chunks, known, embedder, report, made, progress)
+    vectors = _stored_vectors(store, chunks, report)
     based_on = BasedOn(record.content_hash if record else None)
     store.replace_conversation(conversation, digest, messages, threads, chunks, vectors, based_on=based_on)
     report.conversations_rebuilt += 1
@@ -205,23 +189,19 @@ def update_conversation(
     embedder: Embedder,
     settings: ThreadSettings,
     report: IngestReport,
-    progress: ProgressCallback | None = None,
 ) -> bool:
     """Read one conversation, `revise` it, rebuild and write it, as if no other writer ran meanwhile.
 
-    Threading and embedding run outside any transaction, so writers do not hold each other up.
-    The write commits only if the stored content hash is still the one that was read; when another
-    writer committed first, the conversation is read again and `revise` runs on what that writer
-    stored (vectors already made are kept). Returns whether the store was written.
+    Threading runs outside any transaction, so writers do not hold each other up. The write
+    commits only if the stored content hash is still the one that was read; when another writer
+    committed first, the conversation is read again and `revise` runs on what that writer stored.
+    Returns whether the store was written.
     """
-    made: dict[str, np.ndarray] = {}
     for _ in range(MAX_WRITE_ATTEMPTS):
         record, stored = store.read_conversation(ref)
         conversation, messages = revise(record, stored)
         try:
-            return rebuild_conversation(
-                store, conversation, messages, embedder, settings, report, record, made, progress
-            )
+            return rebuild_conversation(store, conversation, messages, embedder, settings, report, record)
         except ConcurrentWriteError:
             report.redone += 1
     raise StoreError(f"conversation {ref!r} kept being changed by other writers ({MAX_WRITE_ATTEMPTS} tries)")
@@ -253,7 +233,7 @@ def ingest_result(
         progress("conversations", 0, len(result.messages))
     for ref, incoming in by_conversation.items():
         conversation = conversations.get(ref) or Conversation(ref, ref, "group", result.format)
-        update_conversation(store, ref, merging(conversation, incoming), embedder, settings, report, progress)
+        update_conversation(store, ref, merging(conversation, incoming), embedder, settings, report)
         done_messages += len(incoming)
         if progress:
             progress("conversations", done_messages, len(result.messages))
@@ -307,8 +287,7 @@ def ingest_documents(
         digest = f"{PIPELINE_VERSION}:{document.content_hash}:{document.updated_at.isoformat()}:{max_tokens}"
         if moved or store.document_hash(document.id) != digest:
             chunks = chunk_document(document, embedder.count_tokens, max_tokens=max_tokens)
-            vectors = _embed_missing(chunks, store.embeddings_for(document.id), embedder, report, progress=progress)
-            store.replace_document(document, digest, chunks, vectors)
+            store.replace_document(document, digest, chunks, _stored_vectors(store, chunks, report))
             report.documents_rebuilt += 1
             report.chunks += len(chunks)
         if progress:
@@ -351,8 +330,16 @@ def ingest_path(
     settings: ThreadSettings | None = None,
     progress: ProgressCallback | None = None,
     limits: Limits | None = None,
+    wait: bool = True,
 ) -> IngestReport:
     """Ingest every chat export and document in a file, folder or zip (`format` forces one reader,
-    `"document"` documents only); files no reader takes are listed in the report's `not_read`."""
+    `"document"` documents only); files no reader takes are listed in the report's `not_read`.
+
+    Everything read is stored and searchable by full text before any new input is embedded; with
+    `wait` the vectors are then made too (progress stage "vectors"), else left to `fill_vectors`."""
     with plan_path(path, format, is_document, limits, relative=True) as plan:
-        return ingest_plan(store, plan, embedder, settings, progress)
+        report = ingest_plan(store, plan, embedder, settings, progress)
+    if wait and report.read_anything:
+        report.embedded = fill_vectors(store, embedder, progress).embedded
+    report.with_vector, report.to_embed = store.vector_coverage()
+    return report

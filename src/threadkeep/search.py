@@ -43,6 +43,14 @@ class Retrieval:
     hits: list[Hit]
     dense: list[tuple[str, float]] = field(default_factory=list)  # (chunk id, cosine), best first
     lexical: list[tuple[str, float]] = field(default_factory=list)  # (chunk id, full-text score), best first
+    # (chunks with a vector, chunks with text to embed) while some have no vector yet, else None: the
+    # dense side sees only the first, so until they are made those chunks are found by their words only.
+    vectors: tuple[int, int] | None = None
+
+
+def pending_coverage(store: Store) -> tuple[int, int] | None:
+    """(chunks with a vector, chunks with text to embed) while some vectors are still to be made, else None."""
+    return store.vector_coverage() if store.pending_vectors() else None
 
 
 def decay(age_days: float, half_life_days: float) -> float:
@@ -88,9 +96,7 @@ def _fuse(
         ) * lexical_relevance.get(chunk_id, 0.0)
         if chunk.source_type == "chat":
             relevance *= age_factor((now - chunk.occurred_at).total_seconds() / 86400, settings)
-        hits.append(
-            Hit(chunk, relevance, cosine.get(chunk_id), lexical_rank.get(chunk_id), dense_rank.get(chunk_id))
-        )
+        hits.append(Hit(chunk, relevance, cosine.get(chunk_id), lexical_rank.get(chunk_id), dense_rank.get(chunk_id)))
     hits.sort(key=lambda hit: (-hit.score, hit.chunk.id))
     return hits
 
@@ -119,11 +125,12 @@ def retrieve(
     filters = filters or SearchFilters()
     now = now or datetime.now(UTC)
     vector = embedder.embed_query(query)
+    vectors = pending_coverage(store)
     if per_source is None or filters.source_type is not None:
         dense = store.dense_candidates(vector, settings.candidates, filters)
         lexical = store.lexical_candidates(query, settings.candidates, filters)
         hits = _fuse(store, dense, lexical, now, settings)[: per_source or k]
-        return Retrieval(hits, dense, lexical)
+        return Retrieval(hits, dense, lexical, vectors)
     rankings, dense, lexical = [], [], []
     for source_type in SOURCE_TYPES:
         scoped = replace(filters, source_type=source_type)
@@ -134,7 +141,7 @@ def retrieve(
         lexical += source_lexical
     dense.sort(key=lambda item: -item[1])
     lexical.sort(key=lambda item: -item[1])
-    return Retrieval(interleave(rankings, per_source), dense, lexical)
+    return Retrieval(interleave(rankings, per_source), dense, lexical, vectors)
 
 
 def search(

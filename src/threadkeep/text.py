@@ -12,9 +12,7 @@ import unicodedata
 from functools import lru_cache
 
 import rjieba
-import snowballstemmer
 
-_english_stemmer = snowballstemmer.stemmer("english")
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _WORDLIKE = re.compile(r"\w", re.UNICODE)
 _ASCII_WORD = re.compile(r"^[a-z]+$")
@@ -34,9 +32,18 @@ STOPWORDS: frozenset[str] = frozenset(
 )
 
 
+@lru_cache(maxsize=1)
+def _english_stemmer():
+    # Imported on first use: the package loads every language's stemmer, a tenth of a second that a
+    # query without an English word never needs.
+    import snowballstemmer
+
+    return snowballstemmer.stemmer("english")
+
+
 @lru_cache(maxsize=65536)
 def _stem(word: str) -> str:
-    return _english_stemmer.stemWord(word)
+    return _english_stemmer().stemWord(word)
 
 
 def _normalize_token(raw: str) -> str | None:

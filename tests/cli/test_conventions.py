@@ -38,7 +38,7 @@ def test_commands_that_print_data_take_json(command: str) -> None:
 
 def test_json_of_the_listing_commands(cli) -> None:
     cli("demo")
-    assert json.loads(cli("check", "--json").stdout) == {"consistent": True, "problems": []}
+    assert json.loads(cli("check", "--json").stdout) == {"consistent": True, "problems": [], "vectors_pending": 0}
     assert len(json.loads(cli("documents", "--json").stdout)) == 3
     assert len(json.loads(cli("conversations", "--json").stdout)) == 2
     assert json.loads(cli("review", "--json").stdout) == []

@@ -209,3 +209,74 @@ def test_common_words_are_bounded_and_exact_codes_still_decide(store_location, m
         assert {int(chunk_id.rpartition(":")[2]) for chunk_id in newest} <= set(range(25, 40))
     finally:
         store.close()
+
+
+def test_past_the_bit_candidates_the_top_hits_are_still_exact(make_location):
+    # 5,000 vectors: more than the Hamming stage keeps for a top-10, so bits, int8 and exact
+    # re-scoring all take part; filters passing most of the file (chat) and a small share of it
+    # (the document) take the scan and the gather path.
+    store_location = make_location("sqlite")
+    sources = {
+        "conv-a": ("chat", range(0, 2500)),
+        "conv-b": ("chat", range(2500, 4200)),
+        "doc-c": ("document", range(4200, 5000)),
+    }
+    vectors, queries = clustered(5000, 11), clustered(12, 12)
+    store = open_store(store_location)
+    try:
+        store.bind_embedder("clustered", DIM)
+        chunks = load_sources(store, vectors, sources)
+        cases = [
+            (SearchFilters(), lambda c: True),
+            (SearchFilters(source_type="chat"), lambda c: c.source_type == "chat"),
+            (SearchFilters(conversation="conv-a"), lambda c: c.source_ref == "conv-a"),
+            (SearchFilters(source_type="document"), lambda c: c.source_type == "document"),
+        ]
+        for filters, keep in cases:
+            for query in queries:
+                truth = exact(chunks, vectors, query, 10, keep)
+                found = store.dense_candidates(query, 10, filters)
+                assert [cid for cid, _ in found] == [cid for cid, _ in truth], filters
+                assert [s for _, s in found] == pytest.approx([s for _, s in truth], abs=1e-5)
+    finally:
+        store.close()
+
+
+def test_filtered_postgres_search_walks_the_graph_when_many_chunks_pass(make_location, monkeypatch):
+    store_location = make_location("postgres")
+    # Exact search only below 50 passing chunks, so chat (2,700 of 3,000) goes through HNSW.
+    monkeypatch.setattr("threadkeep.store.postgres.EXACT_SEARCH_FLOOR", 50)
+    monkeypatch.setattr("threadkeep.store.postgres.PostgresStore._rows_estimate", lambda self: 1.0)
+    sources = {"conv-a": ("chat", range(0, 2700)), "doc-c": ("document", range(2700, 3000))}
+    vectors, queries = clustered(3000, 13), clustered(10, 14)
+    store = open_store(store_location)
+    try:
+        store.bind_embedder("clustered", DIM)
+        chunks = load_sources(store, vectors, sources)
+        # At 3,000 rows the planner rightly sorts them all rather than walk the graph; a million-chunk
+        # table is what makes it choose the graph, so here sorting and scanning are priced out.
+        store.db.execute("SET enable_seqscan = off; SET enable_bitmapscan = off; SET enable_sort = off")
+
+        def index_scans() -> int:
+            store.db.execute("SELECT pg_stat_force_next_flush()")
+            store.db.execute("SELECT 1")  # the flush happens as this backend finishes a transaction
+            store.db.execute("SELECT pg_stat_clear_snapshot()")
+            return store.db.execute(
+                "SELECT idx_scan FROM pg_stat_user_indexes WHERE indexrelname = 'chunks_embedding' "
+                "AND schemaname = current_schema()"
+            ).fetchone()[0]
+
+        before = index_scans()
+        recalls = []
+        for query in queries:
+            found = store.dense_candidates(query, 10, SearchFilters(source_type="chat"))
+            truth = dict(exact(chunks, vectors, query, 10, lambda c: c.source_type == "chat"))
+            assert all(chunks[cid].source_type == "chat" for cid, _ in found)
+            assert len(found) == 10
+            recalls.append(len(set(dict(found)) & set(truth)) / 10)
+            exact_scores = {cid: float(vectors[int(cid.rpartition(":")[2])] @ query) for cid, _ in found}
+            assert [s for _, s in found] == pytest.approx([exact_scores[cid] for cid, _ in found], abs=1e-5)
+        assert index_scans() >= before + len(queries)
+        assert np.mean(recalls) >= 0.9
+    finally:
+        store.close()

@@ -432,10 +432,11 @@ def test_integrity_problems_name_chunks_citing_missing_messages(store_location):
         store.replace_conversation(Conversation("g-1"), "h", [], [], [chunk], {})
         problems = store.integrity_problems()
         assert any("chunk c1 cites messages not in the store: m1, m2" in p for p in problems)
-        assert any("1 chunks with text to embed have no vector" in p for p in problems)
+        # A vector not made yet is pending work (`threadkeep embed`), not damage.
+        assert not any("vector" in p for p in problems) and store.vector_coverage() == (0, 1)
 
         store.replace_conversation(Conversation("g-1"), "h", [], [], [chunk], {input_hash("x"): vector})
-        assert not any("no vector" in p for p in store.integrity_problems())
+        assert store.vector_coverage() == (1, 1)
         assert store.embeddings_for("g-1")[input_hash("x")].tolist() == vector.tolist()
     finally:
         store.close()

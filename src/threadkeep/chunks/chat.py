@@ -21,6 +21,10 @@ def transcript_line(message: Message) -> str:
     return f"[{when}] {message.display_name}: {message.text}"
 
 
+def _line(message: Message) -> str:
+    return f"{message.display_name}: {message.text}"
+
+
 def chunk_thread(thread: Thread, messages: Mapping[str, Message]) -> Chunk | None:
     """The chunk of one thread, or None when nothing in it was said by a person."""
     thread_messages = [messages[mid] for mid in thread.message_ids]
@@ -28,7 +32,7 @@ def chunk_thread(thread: Thread, messages: Mapping[str, Message]) -> Chunk | Non
     if not spoken:
         return None
     text = "\n".join(transcript_line(m) for m in spoken)
-    embedding_input = "\n".join(f"{m.display_name}: {m.text}" for m in spoken if not is_noise(m.text))
+    embedding_input = "\n".join(_line(m) for m in spoken if not is_noise(m.text))
     return Chunk(
         id=chunk_id("chat", thread.conversation, *thread.message_ids),
         source_type="chat",
@@ -43,6 +47,11 @@ def chunk_thread(thread: Thread, messages: Mapping[str, Message]) -> Chunk | Non
     )
 
 
+# A count may be off by this much when a thread's is summed from its lines' (a line that starts with
+# a space, say); closer than this to the limit, the thread is counted whole, so windows are as exact.
+SUM_SLACK = 2
+
+
 def chunk_thread_windows(
     thread: Thread, messages: Mapping[str, Message], count_tokens: Callable[[str], int], max_tokens: int
 ) -> list[Chunk]:
@@ -50,24 +59,40 @@ def chunk_thread_windows(
 
     Each window repeats the last message of the one before, so an answer is never cut
     from the line it answers; windows keep the whole thread's resolution and media flags.
+
+    The model tokenizes every input again when it embeds it, so this tokenizes as little as it can:
+    nothing when the text has fewer characters than the limit (a token holds at least one, but for
+    the rare character the model's normalization expands, like a ligature), else
+    each line once. The tokenizer splits at whitespace, so a thread's count is its lines' counts
+    without their fixed cost (prefix, special tokens) plus one per line break.
     """
     whole = chunk_thread(thread, messages)
-    if whole is None or count_tokens(whole.embedding_input) <= max_tokens:
-        return [whole] if whole is not None else []
+    if whole is None:
+        return []
+    fixed = count_tokens("")
+    if len(whole.embedding_input) + fixed + 1 <= max_tokens:
+        return [whole]
     spoken = [messages[mid] for mid in thread.message_ids if not messages[mid].is_system and not messages[mid].recalled]
+    costs = {m.id: 0 if is_noise(m.text) else count_tokens(_line(m)) for m in spoken}
+    said = [costs[m.id] for m in spoken if not is_noise(m.text)]
+    summed = fixed + sum(cost - fixed for cost in said) + max(len(said) - 1, 0)
+    if summed <= max_tokens - SUM_SLACK or (
+        summed <= max_tokens + SUM_SLACK and count_tokens(whole.embedding_input) <= max_tokens
+    ):
+        return [whole]
     windows: list[list[Message]] = [[]]
     used = 0
     for message in spoken:
-        cost = 0 if is_noise(message.text) else count_tokens(f"{message.display_name}: {message.text}")
+        cost = costs[message.id]
         if windows[-1] and used + cost > max_tokens:
             carried = windows[-1][-1]
             windows.append([carried])
-            used = 0 if is_noise(carried.text) else count_tokens(f"{carried.display_name}: {carried.text}")
+            used = costs[carried.id]
         windows[-1].append(message)
         used += cost
     chunks = []
     for window in windows:
-        embedding_input = "\n".join(f"{m.display_name}: {m.text}" for m in window if not is_noise(m.text))
+        embedding_input = "\n".join(_line(m) for m in window if not is_noise(m.text))
         chunks.append(
             replace(
                 whole,

@@ -22,11 +22,12 @@ import os
 import re
 import threading
 from collections.abc import Iterable, Iterator
+from contextlib import suppress
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from threadkeep.api import KnowledgeBase, SearchFilters, search_to_dict
+from threadkeep.api import KnowledgeBase, SearchFilters, coverage_to_dict, search_to_dict
 from threadkeep.embed import Embedder
 from threadkeep.errors import (
     ConfigurationError,
@@ -185,6 +186,8 @@ class Service:
         self.endpoint = endpoint
         self._lock = threading.Lock()
         self._worker = IngestWorker(kb)
+        if kb.pending_coverage():
+            self._worker.start()  # it makes the vectors an ingest left to make, then waits for ingests
 
     @classmethod
     def open(
@@ -232,20 +235,22 @@ class Service:
         filters = SearchFilters(conversation=conversation, source_type=source_type)
         with self._lock, _missing_files():
             hits = self.kb.search(query, k=k, filters=filters, per_source=per_source)
-        return search_to_dict(query, hits)
+            vectors = coverage_to_dict(self.kb.pending_coverage())
+        return {**search_to_dict(query, hits), **vectors}
 
     def ask(self, question: str, k: int = DEFAULT_ASK_K, conversation: str | None = None) -> dict:
         question = check_text(question, "question")
         k = check_k(k)
         filters = SearchFilters(conversation=check_ref(conversation, "conversation"))
         with self._lock, _missing_files():
+            vectors = coverage_to_dict(self.kb.pending_coverage())
             try:
-                return self.kb.ask(question, k=k, filters=filters, endpoint=self.endpoint).to_dict()
+                return {**self.kb.ask(question, k=k, filters=filters, endpoint=self.endpoint).to_dict(), **vectors}
             except GenerationError as error:
                 # The model only words the answer: without it the computed answer is still complete.
                 answer = self.kb.ask(question, k=k, filters=filters).to_dict()
                 answer["generation_error"] = str(error)
-                return answer
+                return {**answer, **vectors}
 
     def thread(
         self,
@@ -373,6 +378,10 @@ class IngestWorker:
             raise value
         return value
 
+    def start(self) -> None:
+        with self._lock:
+            self._start()
+
     def _start(self) -> Connection:
         if self._process is not None and self._process.is_alive() and self._connection is not None:
             return self._connection
@@ -412,10 +421,18 @@ class IngestWorker:
 
 
 def _ingest_worker(connection: Connection, location: str, embedder: str) -> None:
-    """The worker process: ingest each (path, format) received, answer (True, report) or (False, error)."""
+    """The worker process: ingest each (path, format) received and answer (True, report) or (False,
+    error) once the text is stored; in between, make the vectors still to be made, a batch at a time,
+    an ingest request taking over between two batches."""
     kb: KnowledgeBase | None = None
     try:
         while True:
+            if kb is None:
+                with suppress(StoreError, ValueError):  # an unusable store is reported by the next ingest
+                    kb = KnowledgeBase.open(location, embedder)
+            if kb is not None:
+                with suppress(StoreError):  # e.g. another embedder bound meanwhile; the next ingest says so
+                    kb.embed(stop=connection.poll, wait=False)
             try:
                 path, format = connection.recv()
             except EOFError:  # the server closed its end
@@ -423,7 +440,7 @@ def _ingest_worker(connection: Connection, location: str, embedder: str) -> None
             outcome: tuple[bool, Any]
             try:
                 kb = kb or KnowledgeBase.open(location, embedder)
-                outcome = (True, kb.ingest(path, format=format))
+                outcome = (True, kb.ingest(path, format=format, wait=False))
             except (ThreadkeepError, OSError, ValueError) as error:  # what ingest raises for bad input or a bad store
                 outcome = (False, error)
             connection.send(outcome)

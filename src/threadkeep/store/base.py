@@ -7,6 +7,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
+import numpy as np
+
 from threadkeep.errors import ConcurrentWriteError
 from threadkeep.errors import StoreError as StoreError  # re-exported: the backends raise it
 from threadkeep.errors import StoreNotFound as StoreNotFound
@@ -43,6 +45,20 @@ class SearchFilters:
 class ConversationRecord:
     conversation: Conversation
     content_hash: str
+
+
+class VectorClaim:
+    """Inputs no chunk of the store has a vector for yet, held by one embedder until `fill` or the end
+    of the claim (PostgreSQL: row locks other processes skip; SQLite: one machine, nothing held)."""
+
+    def __init__(self, inputs: dict[str, str], reused: int, fill: Callable[[dict[str, np.ndarray]], int]) -> None:
+        self.inputs = inputs  # embedding-input hash -> the text to embed
+        self.reused = reused  # pending chunks given the vector another chunk with the same input had
+        self._fill = fill
+
+    def fill(self, vectors: dict[str, np.ndarray]) -> int:
+        """Store the vectors (by input hash) on every claimed chunk with that input; returns chunks filled."""
+        return self._fill(vectors) if vectors else 0
 
 
 # --- full text and content hashes, the same for every backend ---------------------------------

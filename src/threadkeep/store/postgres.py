@@ -172,6 +172,15 @@ MIGRATIONS: list[Migration] = [
     CREATE INDEX messages_thread ON messages (conversation, thread_id);
         """,
     ),
+    # Vectors are made after the text (`claim_pending`) and reused by input across the store.
+    Migration(
+        "m005_pending_vectors",
+        """
+    CREATE INDEX chunks_input ON chunks (input_hash);
+    CREATE INDEX chunks_pending ON chunks (input_hash) WHERE embedding IS NULL AND embedding_input <> '';
+    CREATE INDEX chunks_unindexed ON chunks (input_hash) WHERE embedding_input = '';
+        """,
+    ),
 ]
 
 # HNSW build parameters (pgvector's defaults, written down so a rebuild matches).
@@ -390,6 +399,20 @@ class PostgresStore(SQLStore):
             self.db.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
             yield
 
+    @contextmanager
+    def _claim(self, limit: int) -> Iterator[tuple[list[tuple], _Writer]]:
+        # The claimed rows stay locked until the claim ends and every other claim skips them, so
+        # processes on any machines share the work through the database alone. A claim waits for no
+        # lock and writes only rows it holds, so claims never deadlock; an ingest rebuilding a claimed
+        # conversation waits for the claim to end.
+        with self._write() as writer:
+            rows = writer.execute(
+                "SELECT id, input_hash, embedding_input FROM chunks WHERE embedding IS NULL AND embedding_input <> '' "
+                "ORDER BY input_hash LIMIT ? FOR UPDATE SKIP LOCKED",
+                (limit,),
+            ).fetchall()
+            yield rows, writer
+
     def _insert(self, writer: _Writer, table: Table, rows: list[tuple]) -> None:
         """Rows go in by binary COPY, each column typed by its kind."""
         types = [self._vector_oid if column.kind == "vector" else COPY_TYPES[column.kind] for column in table.columns]
@@ -462,6 +485,34 @@ class PostgresStore(SQLStore):
             params.append(_aware(filters.until))
         return sql.SQL(" AND ").join([sql.SQL("TRUE"), *clauses]), params
 
+    def _rows_estimate(self) -> float:
+        """The planner's row count of chunks (no count(*) of the table), reused like the term statistics."""
+        cached = getattr(self, "_row_estimate", None)
+        if cached is not None and time.monotonic() - cached[0] < TERM_STATISTICS_SECONDS:
+            return cached[1]
+        with self._lock:
+            rows = self.db.execute("SELECT greatest(reltuples, 0) FROM pg_class WHERE oid = 'chunks'::regclass")
+            estimate = float(rows.fetchone()[0])
+        self._row_estimate = (time.monotonic(), estimate)
+        return estimate
+
+    def _graph_settings(self, ef_search: int, scan_limit: int) -> None:
+        """The session's HNSW settings, sent only when they change: a search is then one round trip,
+        which on a busy machine (each round trip waits for the server process to be scheduled) is
+        most of its time. Settings for the session, not the transaction: an autocommit read needs
+        no BEGIN / COMMIT around it. The iterative scan only acts on index scans that run short of
+        rows, i.e. filtered ones; the exact path orders by an expression no index serves."""
+        wanted = (ef_search, scan_limit)
+        if getattr(self, "_graph_session", None) == wanted:
+            return
+        statements = [f"SET hnsw.ef_search = {int(ef_search)}"]
+        if self._iterative_scan:
+            # relaxed_order: keep walking the graph until k chunks pass the filter; the outer
+            # ORDER BY restores exact order among what was found.
+            statements += ["SET hnsw.iterative_scan = relaxed_order", f"SET hnsw.max_scan_tuples = {int(scan_limit)}"]
+        self.db.execute("; ".join(statements))
+        self._graph_session = wanted
+
     def dense_candidates(self, query: np.ndarray, k: int, filters: SearchFilters) -> list[tuple[str, float]]:
         if k <= 0:
             return []
@@ -469,12 +520,13 @@ class PostgresStore(SQLStore):
         where, params = self._filter_sql(filters)
         filtered = bool(params)
         ef_search = max(EF_SEARCH, k)
-        with self._transaction() as cursor:
+        # Past `limit` passing chunks the graph beats exact search (see EXACT_SEARCH_FLOOR); more than
+        # `limit` pass, so about ef_search * N / limit < limit visits find them.
+        limit = max(EXACT_SEARCH_FLOOR, int(math.sqrt(2 * HNSW_M * ef_search * self._rows_estimate())))
+        with self._lock, self.db.cursor() as cursor:
+            self._graph_settings(ef_search, max(MAX_SCAN_TUPLES, 2 * limit))
             exact = False
             if filtered:
-                # The planner's row estimate is enough to size the threshold; no count(*) of the table.
-                cursor.execute("SELECT greatest(reltuples, 0) FROM pg_class WHERE oid = 'chunks'::regclass")
-                limit = max(EXACT_SEARCH_FLOOR, int(math.sqrt(2 * HNSW_M * ef_search * cursor.fetchone()[0])))
                 cursor.execute(
                     sql.SQL(
                         "SELECT count(*) FROM (SELECT 1 FROM chunks WHERE embedding IS NOT NULL AND {} LIMIT %s) s"
@@ -492,15 +544,6 @@ class PostgresStore(SQLStore):
                 ).format(where)
                 self._search(cursor, statement, [vector, *params, k], vector)
             else:
-                cursor.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(ef_search),))
-                if filtered:
-                    # relaxed_order: keep walking the graph until k chunks pass the filter; the
-                    # outer ORDER BY restores exact order among what was found. More than `limit`
-                    # chunks pass, so about ef_search * N / limit < limit visits find them.
-                    cursor.execute("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true)")
-                    cursor.execute(
-                        "SELECT set_config('hnsw.max_scan_tuples', %s, true)", (str(max(MAX_SCAN_TUPLES, 2 * limit)),)
-                    )
                 statement = sql.SQL(
                     "WITH nearest AS MATERIALIZED (SELECT id, embedding <=> %s AS distance FROM chunks "
                     "WHERE embedding IS NOT NULL AND {} ORDER BY embedding <=> %s LIMIT %s) "

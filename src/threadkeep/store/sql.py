@@ -12,13 +12,14 @@ over the tables of `store.rows`. A backend supplies only what differs:
   dimension is in SQL (`VECTOR_DIMS`);
 - searching: `dense_candidates` and `lexical_candidates`, and whatever keeps their indexes
   (`_chunks_changed`, `_index_problems`);
+- claiming chunks whose vectors are still to be made (`_claim`);
 - its migrations: a list of named `Migration`s, run by `pending` order when it opens.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
@@ -35,6 +36,7 @@ from threadkeep.store.base import (
     ReviewItem,
     SearchFilters,
     StoreError,
+    VectorClaim,
     require_current,
 )
 from threadkeep.store.rows import (
@@ -111,6 +113,12 @@ class SQLStore:
         """What is wrong with the backend's own search indexes."""
         return []
 
+    def _claim(self, limit: int) -> AbstractContextManager[tuple[list[tuple], Writer | None]]:
+        """Up to `limit` (id, input_hash, embedding_input) of chunks with text to embed and no vector,
+        held for this process while the context lasts, and the writer their vectors go through
+        (None: a write transaction of their own)."""
+        raise NotImplementedError
+
     def dense_candidates(self, query: np.ndarray, k: int, filters: SearchFilters) -> list[tuple[str, float]]:
         raise NotImplementedError
 
@@ -137,6 +145,72 @@ class SQLStore:
                 f"{self.location} holds vectors of {stored!r} but the configured embedder is {name!r}; "
                 "use the same model (THREADKEEP_EMBEDDER) or a new store"
             )
+
+    # --- vectors, made after the text -------------------------------------------------------------
+
+    def vectors_by_input(self, hashes: Iterable[str]) -> dict[str, np.ndarray]:
+        """Vectors any chunk of the store has for these embedding-input hashes."""
+        found: dict[str, np.ndarray] = {}
+        for batch in _batches(list(dict.fromkeys(hashes))):
+            marks = ",".join("?" * len(batch))
+            rows = self._rows(
+                f"SELECT input_hash, embedding FROM chunks WHERE input_hash IN ({marks}) AND embedding IS NOT NULL",
+                batch,
+            )
+            found.update((key, self.values.decode("vector", vector)) for key, vector in rows)
+        return found
+
+    def vector_coverage(self) -> tuple[int, int]:
+        """(chunks with a vector, chunks with text to embed): search is hybrid over the first only.
+
+        Counted on indexes only (all chunks, the partial ones of chunks with nothing to embed and of
+        chunks still without a vector): reading the rows would read every vector."""
+        ((total, unindexed, pending),) = self._rows(
+            "SELECT (SELECT count(*) FROM chunks), (SELECT count(*) FROM chunks WHERE embedding_input = ''), "
+            "(SELECT count(*) FROM chunks WHERE embedding IS NULL AND embedding_input <> '')"
+        )
+        return total - unindexed - pending, total - unindexed
+
+    def pending_vectors(self) -> int:
+        """Chunks with text to embed and no vector; costs about one index entry per such chunk."""
+        return self._rows("SELECT count(*) FROM chunks WHERE embedding IS NULL AND embedding_input <> ''")[0][0]
+
+    @contextmanager
+    def claim_pending(self, limit: int) -> Iterator[VectorClaim]:
+        """Claim up to `limit` chunks that have text to embed and no vector. Those whose input another
+        chunk already has a vector for get it at once; the claim lists the other inputs, once each.
+
+        A vector is written only to a claimed chunk that still has the input it was made from and
+        no vector yet: an ingest may have rebuilt the conversation meanwhile (same id, new text)."""
+        with self._claim(limit) as (rows, held):
+            claimed: dict[str, list[str]] = {}
+            inputs: dict[str, str] = {}
+            for chunk_id, key, text in rows:
+                claimed.setdefault(key, []).append(chunk_id)
+                inputs[key] = text
+
+            def fill(vectors: dict[str, np.ndarray]) -> int:
+                params = [
+                    (self.values.encode("vector", np.asarray(vector, dtype=np.float32)), chunk_id, key)
+                    for key, vector in vectors.items()
+                    for chunk_id in claimed.get(key, ())
+                ]
+                if not params:
+                    return 0
+                with nullcontext(held) if held is not None else self._write() as writer:
+                    filled = sum(
+                        writer.execute(
+                            "UPDATE chunks SET embedding = ? WHERE id = ? AND input_hash = ? AND embedding IS NULL",
+                            row,
+                        ).rowcount
+                        for row in params
+                    )
+                self._chunks_changed()
+                return filled
+
+            known = self.vectors_by_input(inputs)
+            reused = fill(known)
+            yield VectorClaim({key: text for key, text in inputs.items() if key not in known}, reused, fill)
 
     # --- conversations -------------------------------------------------------------------------
 
@@ -331,9 +405,6 @@ class SQLStore:
             wrong = count(f"embedding IS NOT NULL AND {self.VECTOR_DIMS} <> ?", (int(dim),))
             if wrong:
                 problems.append(f"{wrong} vectors do not have the {dim} dimensions of {model}")
-        unembedded = count("embedding IS NULL AND embedding_input <> ''")
-        if unembedded:
-            problems.append(f"{unembedded} chunks with text to embed have no vector")
         unsearchable = count("embedding_input <> '' AND (search_words IS NULL OR search_bigrams IS NULL)")
         if unsearchable:
             problems.append(f"{unsearchable} indexed chunks have no full-text entry")
@@ -363,6 +434,11 @@ class SQLStore:
             (resolution_state, limit),
         )
         return [chunk_from_row(self.values, row) for row in rows]
+
+    def has_chunks(self) -> bool:
+        """Whether anything searchable is stored (cheap, unlike counting in `stats` at a million chunks)."""
+        (row,) = self._rows("SELECT EXISTS (SELECT 1 FROM chunks)")
+        return bool(row[0])
 
     def stats(self) -> dict[str, object]:
         counted = {

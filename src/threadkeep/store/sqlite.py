@@ -236,6 +236,15 @@ MIGRATIONS: list[Migration] = [
     END;
         """,
     ),
+    # Vectors are made after the text (`claim_pending`) and reused by input across the store.
+    Migration(
+        "m006_pending_vectors",
+        """
+    CREATE INDEX chunks_input ON chunks(input_hash);
+    CREATE INDEX chunks_pending ON chunks(input_hash) WHERE embedding IS NULL AND embedding_input <> '';
+    CREATE INDEX chunks_unindexed ON chunks(input_hash) WHERE embedding_input = '';
+        """,
+    ),
 ]
 
 
@@ -369,6 +378,15 @@ class SQLiteStore(SQLStore):
 
     def _chunks_changed(self) -> None:
         self._wrote_vectors = True
+
+    @contextmanager
+    def _claim(self, limit: int) -> Iterator[tuple[list[tuple], None]]:
+        # One machine: nothing is held while the model runs, so ingests go on writing meanwhile.
+        yield self._rows(
+            "SELECT id, input_hash, embedding_input FROM chunks WHERE embedding IS NULL AND embedding_input <> '' "
+            "LIMIT ?",
+            (limit,),
+        ), None
 
     def _index_problems(self) -> list[str]:
         fts = self.db.execute("SELECT count(*) FROM chunks_fts").fetchone()[0]
@@ -510,12 +528,14 @@ class SQLiteStore(SQLStore):
             )
         rowids = index.candidates(query, k, filters)
         # The filters again: a writer may have replaced a candidate since the index was brought up to date.
+        # NOT INDEXED: the candidates are found by rowid; left to itself the planner walked the source
+        # index over every chunk passing the filter (100k documents: 22 ms instead of 1).
         where, params = _filter_sql(filters)
         scored = [
             (chunk_id, float(np.frombuffer(blob, dtype=np.float32) @ query))
             for chunk_id, blob in self.db.execute(
-                f"SELECT c.id, c.embedding FROM chunks c WHERE c.embedding IS NOT NULL{where} AND c.rowid IN "
-                f"({','.join('?' * len(rowids))})",
+                f"SELECT c.id, c.embedding FROM chunks c NOT INDEXED WHERE c.embedding IS NOT NULL{where} "
+                f"AND c.rowid IN ({','.join('?' * len(rowids))})",
                 [*params, *rowids],
             )
         ]
