@@ -51,3 +51,23 @@ def test_bundle_reads_members_conversations_and_sorts_by_time(bundle_factory):
     assert result.messages[1].is_system
     assert result.conversations[0].title == "支持群"
     assert result.messages[0].sent_at.utcoffset().total_seconds() == 8 * 3600
+
+
+def test_a_repeated_bad_line_is_reported_at_every_line_and_good_lines_between_are_read(tmp_path: Path):
+    folder = tmp_path / "bundle"
+    folder.mkdir()
+    good = '{{"messageId": "m{n}", "conversationRef": "g", "senderRef": "a", "sentAt": "2026-05-14T10:00:00+08:00"}}'
+    lines = []
+    for n in range(3_000):
+        lines += ["{", good.format(n=n), "[1,", '{"messageId": 5}']
+    (folder / "messages.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+    result = read_path(folder)
+
+    assert len(result.messages) == 3_000
+    assert [skip.line for skip in result.skipped[:6]] == [1, 3, 4, 5, 7, 8]
+    assert len(result.skipped) == 9_000
+    reasons = {skip.line % 4: skip.reason for skip in result.skipped}
+    assert reasons[1].startswith("not valid JSON") and reasons[1].endswith("the line ends there: cut short?")
+    assert reasons[3].startswith("not valid JSON") and reasons[0].startswith("messageId")
+    assert {skip.reason for skip in result.skipped if skip.line % 4 == 1} == {reasons[1]}

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 import importlib
 import json
 import random
@@ -113,17 +114,33 @@ def reorder(draw: Draw, raw: bytes) -> bytes:
     return b"\n".join(lines)
 
 
-def _json_documents(raw: bytes) -> tuple[list[Any], bool] | None:
-    """The seed's JSON documents and whether it is JSON lines, or None if it is not JSON."""
+@functools.lru_cache(maxsize=64)
+def _json_shape(raw: bytes) -> tuple[tuple[str, ...], bool, tuple[tuple[int, tuple], ...]] | None:
+    """The seed's JSON texts, whether it is JSON lines, and every (document, path) in it; None if not JSON.
+
+    Cached: the same seeds are damaged over and over, and walking a document is the slow part.
+    """
     text, _ = decode(raw, "seed")
     try:
-        return [json.loads(text)], False
+        texts, jsonl = (text,), False
+        documents = [json.loads(text)]
     except (json.JSONDecodeError, RecursionError):
-        pass
-    try:
-        return [json.loads(line) for line in text.splitlines() if line.strip()], True
-    except (json.JSONDecodeError, RecursionError):
+        try:
+            texts, jsonl = tuple(line for line in text.splitlines() if line.strip()), True
+            documents = [json.loads(line) for line in texts]
+        except (json.JSONDecodeError, RecursionError):
+            return None
+    targets = tuple((index, path) for index, document in enumerate(documents) for path in _paths(document))
+    return texts, jsonl, targets
+
+
+def _json_documents(raw: bytes) -> tuple[list[Any], bool, tuple[tuple[int, tuple], ...]] | None:
+    """Fresh (mutable) JSON documents of the seed, whether it is JSON lines, and their paths; None if not JSON."""
+    shape = _json_shape(raw)
+    if shape is None:
         return None
+    texts, jsonl, targets = shape
+    return [json.loads(text) for text in texts], jsonl, targets
 
 
 def _paths(value: Any, path: tuple = ()) -> list[tuple]:
@@ -151,10 +168,9 @@ def _dump(documents: list[Any], jsonl: bool) -> str:
 
 def wrong_types(draw: Draw, raw: bytes) -> bytes:
     parsed = _json_documents(raw)
-    targets = [(i, p) for i, document in enumerate(parsed[0]) for p in _paths(document)] if parsed else []
-    if not parsed or not targets:
+    if not parsed or not parsed[2]:
         return flip(draw, raw)
-    documents, jsonl = parsed
+    documents, jsonl, targets = parsed
     for _ in range(draw.integer(1, 6)):
         index, path = draw.choice(targets)
         with contextlib.suppress(KeyError, IndexError, TypeError):  # an earlier replacement removed this path
@@ -182,9 +198,8 @@ def deep_nesting(draw: Draw, raw: bytes) -> bytes:
     """A value nested 1,000-5,000 deep: in place of a JSON value, or as a line of its own."""
     nested = _nested(draw)
     parsed = _json_documents(raw)
-    targets = [(i, p) for i, document in enumerate(parsed[0]) for p in _paths(document)] if parsed else []
-    if parsed and targets and draw.integer(0, 3):
-        documents, jsonl = parsed
+    if parsed and parsed[2] and draw.integer(0, 3):
+        documents, jsonl, targets = parsed
         index, path = draw.choice(targets)
         sentinel = "\u2063deep\u2063"
         _replace(documents[index], path, sentinel)

@@ -142,6 +142,8 @@ class Plan:
     # (real folder, what it is called for the user), longest first once the walk is done.
     _prefixes: list[tuple[str, str]] = dataclasses.field(default_factory=list)
     _unpacked: list[Path] = dataclasses.field(default_factory=list)  # temporary folders of opened zips
+    # display() by file: a damaged file can report hundreds of thousands of skips, all in one file.
+    _displayed: dict[str, str] = dataclasses.field(default_factory=dict)
 
     def in_archive(self, unit: Unit) -> bool:
         """Whether the unit was unpacked from a zip (its `path` is gone once the plan's block ends)."""
@@ -158,7 +160,10 @@ class Plan:
         return Path(file).name
 
     def shown(self, skip: Skip) -> Skip:
-        return dataclasses.replace(skip, file=self.display(skip.file))
+        shown = self._displayed.get(skip.file)
+        if shown is None:
+            shown = self._displayed[skip.file] = self.display(skip.file)
+        return Skip(shown, skip.line, skip.reason)
 
     def chat_units(self) -> list[Unit]:
         return [unit for unit in self.units if unit.reader != "document"]
@@ -240,7 +245,7 @@ def _json_problem(path: Path) -> tuple[int | None, str] | None:
             try:
                 loads(line)
             except json.JSONDecodeError as error:
-                return number, json_error_reason(error, line)
+                return number, json_error_reason(error, line, "line")
             except RecursionError:
                 return number, "JSON nested too deeply to read"
         return None

@@ -21,6 +21,9 @@ from threadkeep.errors import FileTooLargeError
 from threadkeep.model import ReadResult, Skip
 
 MAX_LINE_CHARS = 5_000_000
+# iter_json_lines remembers why this many distinct bad lines (each shorter than this) failed.
+_FAILED_LINES_KEPT = 4_096
+_FAILED_LINE_CHARS = 1_024
 # Largest file a reader loads (readers hold a whole file in memory to parse it). Real exports
 # are far smaller: a heavy ChatGPT user's conversations.json is a few hundred MB.
 DEFAULT_MAX_FILE_BYTES = 1 << 30
@@ -74,11 +77,15 @@ def loads(text: str) -> Any:
     return _DECODER.decode(text)
 
 
-def json_error_reason(error: json.JSONDecodeError, text: str) -> str:
-    """Why JSON text does not parse, with the column (the Skip carries the line), and whether it was cut short."""
+def json_error_reason(error: json.JSONDecodeError, text: str, unit: str = "file") -> str:
+    """Why JSON text does not parse, with the column (the Skip carries the line), and whether it was cut short.
+
+    `unit` is what `text` is (a file, or one line of a JSON-lines file): what ends too early.
+    """
     message = error.msg.removesuffix(" starting at")
     cut = error.msg.startswith("Unterminated string") or error.pos >= len(text.rstrip())
-    return f"not valid JSON ({message} at column {error.colno})" + ("; the file ends there: cut short?" if cut else "")
+    ending = f"; the {unit} ends there: cut short?" if cut else ""
+    return f"not valid JSON ({message} at column {error.colno}){ending}"
 
 
 def read_bytes(path: Path) -> bytes:
@@ -103,18 +110,28 @@ def iter_json_lines(path: Path) -> Iterator[tuple[int, Any] | Skip]:
         yield Skip(str(path), None, f"cannot read: {error.strerror or error}")
         return
     yield from problems
+    file = str(path)
+    # Why each bad line failed, by its text: a file of one bad line repeated (a hostile or broken
+    # writer) then costs one parse per distinct line, not one raised exception per line.
+    failed: dict[str, str] = {}
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         if len(line) > MAX_LINE_CHARS:
-            yield Skip(str(path), number, f"line of {len(line):,} characters is longer than {MAX_LINE_CHARS:,}")
+            yield Skip(file, number, f"line of {len(line):,} characters is longer than {MAX_LINE_CHARS:,}")
             continue
-        try:
-            yield number, loads(line)
-        except json.JSONDecodeError as error:
-            yield Skip(str(path), number, json_error_reason(error, line))
-        except RecursionError:
-            yield Skip(str(path), number, "JSON nested too deeply to read")
+        reason = failed.get(line)
+        if reason is None:
+            try:
+                yield number, loads(line)
+                continue
+            except json.JSONDecodeError as error:
+                reason = json_error_reason(error, line, "line")
+            except RecursionError:
+                reason = "JSON nested too deeply to read"
+            if len(failed) < _FAILED_LINES_KEPT and len(line) < _FAILED_LINE_CHARS:
+                failed[line] = reason
+        yield Skip(file, number, reason)
 
 
 def head_lines(path: Path, size: int) -> list[str]:

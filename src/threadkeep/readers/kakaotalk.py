@@ -181,6 +181,10 @@ def _parse(text: str, file: str, result: ReadResult) -> tuple[list[_Raw], str]:
                 continue
             if SAVED.match(stripped) or not stripped:
                 continue
+        if not stripped:  # a blank line in a message; no pattern can match it (a file of them stays fast)
+            if raws:
+                raws[-1].continuation.append(line)
+            continue
         try:
             pc_day = _pc_day(stripped)
             korean_day = KOREAN_DAY.match(stripped) if pc_day is None else None

@@ -185,6 +185,10 @@ def _parse(text: str, file: str, result: ReadResult) -> tuple[list[_Raw], str, b
                 continue
             if SAVED.match(line.strip()) or not line.strip():
                 continue
+        if not line.strip():  # a blank line in a message; no pattern can match it (a file of them stays fast)
+            if raws:
+                _continue(raws[-1], line)
+            continue
         try:
             opened = _date_line(line.strip())
         except ValueError as error:

@@ -153,6 +153,10 @@ def _blocks(text: str, file: str, result: ReadResult) -> list[_Block]:
     for number, raw_line in enumerate(text.splitlines(), start=1):
         line = raw_line.rstrip("\r").lstrip("\ufeff")
         stripped = line.strip()
+        if not stripped:  # a blank line in a message; no header or system line is blank (keeps a file of them fast)
+            if current is not None and current.name:
+                current.lines.append(line)
+            continue
         try:
             header = _header(stripped)
         except ValueError as error:

@@ -40,7 +40,7 @@ from threadkeep.errors import (
 )
 from threadkeep.generate import Endpoint
 from threadkeep.ingest import IngestReport
-from threadkeep.model import DocumentSummary
+from threadkeep.model import DocumentSummary, Skip
 from threadkeep.readers import format_names
 
 MAX_QUERY_CHARS = 2_000
@@ -320,15 +320,19 @@ class Service:
         # The report names files relative to the path ingested (a file: by its name); a client sees
         # them relative to the ingest folder, like the path it sent.
         base = resolved if resolved.is_dir() else resolved.parent
-        report.skipped, report.not_read = (
-            [
-                dataclasses.replace(
-                    skip, file=self.ingest_roots.public(base / skip.file), reason=self.public_text(skip.reason)
-                )
-                for skip in skips
-            ]
-            for skips in (report.skipped, report.not_read)
-        )
+        # Made public once per distinct file and reason: 300,000 bad lines share a file and a few reasons.
+        files: dict[str, str] = {}
+        reasons: dict[str, str] = {}
+
+        def public(skip: Skip) -> Skip:
+            if skip.file not in files:
+                files[skip.file] = self.ingest_roots.public(base / skip.file)
+            if skip.reason not in reasons:
+                reasons[skip.reason] = self.public_text(skip.reason)
+            return Skip(files[skip.file], skip.line, reasons[skip.reason])
+
+        report.skipped = [public(skip) for skip in report.skipped]
+        report.not_read = [public(skip) for skip in report.not_read]
         return {"path": self.ingest_roots.public(resolved), **report.to_dict()}
 
 
