@@ -29,6 +29,7 @@ import rjieba
 from threadkeep.model import Hit
 from threadkeep.search import Retrieval
 from threadkeep.store import SearchFilters, Store
+from threadkeep.store.base import input_hash
 from threadkeep.text import STOPWORDS, content_tokens, has_cjk, tokenize
 
 # Chosen on the tuning split by benchmarks/answerability.py (see benchmarks/README.md).
@@ -47,8 +48,8 @@ ABSENT_WEIGHT = float(np.log(RARITY_CAP + 1) + 1.0)  # the weight of a word no p
 _CODE = re.compile(
     r"(?<![A-Za-z0-9_.])(?:"
     r"0x[0-9a-fA-F]{4,}"  # 0x80070005
-    r"|\d+(?:\.\d+){1,3}(?:[-+.]?[A-Za-z]\w*)?"  # 3.2.0, 1.4.2-beta
-    r"|(?=[A-Za-z_]*\d)(?=\d*[A-Za-z])[A-Za-z0-9]+(?:[_-][A-Za-z0-9]+)*"  # E1024, win7, sha256
+    r"|[vV]?\d+(?:\.\d+){1,3}(?:[-+.]?[A-Za-z]\w*)?"  # 3.2.0, V2.7.3, 1.4.2-beta
+    r"|(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9]+(?:[_-][A-Za-z0-9]+)*"  # E1024, E-21, win7, ERR_SYNC-409
     r"|[A-Za-z]+(?:_[A-Za-z0-9]+)+"  # redirect_uri
     r"|[A-Z]{4,}"  # ETIMEDOUT
     r"|[A-Za-z]*[a-z][A-Z][A-Za-z]*"  # WebDAV, HarmonyOS, macOS
@@ -61,6 +62,9 @@ _CALENDAR = frozenset(
     "january february march april may june july august september october november december "  # noqa: SIM905
     "monday tuesday wednesday thursday friday saturday sunday".split()
 )
+# Dates are in a chat message's timestamp, not its text: a question's date words and numbers are no topic
+# a passage must hold.
+_DATE_TOKENS = frozenset(content_tokens(" ".join(_CALENDAR)))
 ABOUT_SOMEONE_ELSE = "about_someone_else"
 # jieba part-of-speech tags of Chinese words that carry a topic: nouns, verbs, adjectives, distinguishing
 # words, idioms, abbreviations (adverbs, numerals, pronouns, conjunctions and particles do not).
@@ -133,7 +137,7 @@ def question_units(question: str) -> set[str]:
     units: set[str] = set()
     for word, tag in rjieba.tag(question):
         if not has_cjk(word):
-            units.update(content_tokens(word))
+            units.update(token for token in content_tokens(word) if token not in _DATE_TOKENS and not token.isdigit())
         elif tag[:1] in _CONTENT_TAGS and word not in STOPWORDS:
             units.update([word] if len(word) == 1 else (word[i : i + 2] for i in range(len(word) - 1)))
     return units
@@ -185,6 +189,16 @@ def standout(dense: list[tuple[str, float]]) -> float:
     scores = np.array([score for _, score in dense], dtype=np.float64)
     rest = scores[1:]
     return float((scores[0] - rest.mean()) / max(rest.std(), 1e-6))
+
+
+def agrees(store: Store, retrieval: Retrieval, hit: Hit) -> bool:
+    """Whether the retrievers that could see `hit` rank it near the top: a top dense passage, or, for a
+    passage without a vector yet (embedding runs behind ingest), a top full-text passage."""
+    if any(chunk_id == hit.chunk.id for chunk_id, _ in retrieval.dense[:AGREEMENT_RANKS]):
+        return True
+    if hit.dense_rank is not None or input_hash(hit.chunk.embedding_input) in store.embeddings_for(hit.chunk.source_ref):
+        return False
+    return any(chunk_id == hit.chunk.id for chunk_id, _ in retrieval.lexical[:AGREEMENT_RANKS])
 
 
 def occurs_in_store(store: Store, term: str, filters: SearchFilters) -> bool:
@@ -258,14 +272,13 @@ def assess(question: str, retrieval: Retrieval, store: Store, filters: SearchFil
     weights = rarity(store, question, filters)
     weighted = max(coverage(question, hit, weights) for hit in evidence)
     covering = max(evidence, key=lambda hit: coverage(question, hit, weights))
-    dense_top = {chunk_id for chunk_id, _ in retrieval.dense[:AGREEMENT_RANKS]}
     absent = [unit for unit, weight in weights.items() if weight >= ABSENT_WEIGHT]
     features = {
         "standout": standout(retrieval.dense),
         "coverage": best_coverage,
         "weighted_coverage": weighted,
         "absent_share": sum(weights[unit] for unit in absent) / sum(weights.values()) if weights else 0.0,
-        "covering_in_dense_top": float(covering.chunk.id in dense_top),
+        "covering_agrees": float(agrees(store, retrieval, covering)),
         "terms": float(len(terms)),
         "missing": float(len(missing)),
     }
@@ -317,7 +330,7 @@ def decide(features: dict[str, float]) -> bool:
         return False
     if features["weighted_coverage"] < MIN_COVERAGE:
         return False
-    return bool(features["covering_in_dense_top"]) or features["standout"] >= MIN_STANDOUT
+    return bool(features["covering_agrees"]) or features["standout"] >= MIN_STANDOUT
 
 
 def citable(question: str, hits: list[Hit], assessment: Assessment) -> list[Hit]:
