@@ -124,7 +124,9 @@ def main() -> None:
                     cited = answer.documents + answer.chat
                     if "thread" in gold:
                         chunks = {hit.chunk.id: hit for hit in retrieval.hits}
-                        right = any(c.chunk_id in chunks and holds(chunks[c.chunk_id], gold["thread"]) for c in answer.chat)
+                        right = any(
+                            holds(chunks[c.chunk_id], gold["thread"]) for c in answer.chat if c.chunk_id in chunks
+                        )
                         top3 = any(holds(hit, gold["thread"]) for hit in retrieval.hits[:3])
                         tallies[(name, "thread@3", split)][0] += top3
                         tallies[(name, "thread@3", split)][1] += 1

@@ -196,7 +196,9 @@ def agrees(store: Store, retrieval: Retrieval, hit: Hit) -> bool:
     passage without a vector yet (embedding runs behind ingest), a top full-text passage."""
     if any(chunk_id == hit.chunk.id for chunk_id, _ in retrieval.dense[:AGREEMENT_RANKS]):
         return True
-    if hit.dense_rank is not None or input_hash(hit.chunk.embedding_input) in store.embeddings_for(hit.chunk.source_ref):
+    if hit.dense_rank is not None:
+        return False
+    if input_hash(hit.chunk.embedding_input) in store.embeddings_for(hit.chunk.source_ref):
         return False
     return any(chunk_id == hit.chunk.id for chunk_id, _ in retrieval.lexical[:AGREEMENT_RANKS])
 
