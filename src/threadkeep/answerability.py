@@ -265,10 +265,11 @@ def someone_else(question: str, hits: list[Hit]) -> dict[str, str]:
 def assess(question: str, retrieval: Retrieval, store: Store, filters: SearchFilters | None = None) -> Assessment:
     filters = filters or SearchFilters()
     hits = retrieval.hits
-    if not hits:
-        return Assessment(False, "nothing in the knowledge base matches this question")
     terms = codes(question)
     missing = [term for term in terms if not occurs_in_store(store, term, filters)]
+    if not hits:
+        reason = f"no message or section mentions {', '.join(missing)}" if missing else None
+        return Assessment(False, reason or "nothing in the knowledge base matches this question", missing)
     evidence = top_hits(hits)
     best_coverage = max(coverage(question, hit) for hit in evidence)
     weights = rarity(store, question, filters)
