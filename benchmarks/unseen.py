@@ -80,8 +80,15 @@ def full_text_only(kb: KnowledgeBase, question: str, now: datetime, k: int) -> R
     return retrieve(NoVectors(), kb.embedder, question, k, None, now, per_source=k), NoVectors()
 
 
-def holds(hit, ids: list[str]) -> bool:
-    return hit.chunk.source_type == "chat" and set(ids) <= set(hit.chunk.evidence_ids or ())
+def _starts(hit, ids: list[str]) -> bool:
+    """Whether the hit holds the thread's opening question (the thread found, however it was cut)."""
+    return ids[0] in (hit.chunk.evidence_ids or ())
+
+
+def shown(hits, ids: list[str]) -> bool:
+    """Whether these chat hits together show the question and its conclusion (a thread the assigner split
+    in two counts when both halves are shown)."""
+    return set(ids) <= {mid for hit in hits if hit.chunk.source_type == "chat" for mid in hit.chunk.evidence_ids or ()}
 
 
 def main() -> None:
@@ -124,16 +131,14 @@ def main() -> None:
                     cited = answer.documents + answer.chat
                     if "thread" in gold:
                         chunks = {hit.chunk.id: hit for hit in retrieval.hits}
-                        right = any(
-                            holds(chunks[c.chunk_id], gold["thread"]) for c in answer.chat if c.chunk_id in chunks
-                        )
-                        top3 = any(holds(hit, gold["thread"]) for hit in retrieval.hits[:3])
+                        right = shown([chunks[c.chunk_id] for c in answer.chat if c.chunk_id in chunks], gold["thread"])
+                        top3 = shown(retrieval.hits[:3], gold["thread"])
                         tallies[(name, "thread@3", split)][0] += top3
                         tallies[(name, "thread@3", split)][1] += 1
                         if "older" in gold:
                             chat = [hit for hit in retrieval.hits if hit.chunk.source_type == "chat"]
-                            new = next((i for i, hit in enumerate(chat) if holds(hit, gold["thread"])), len(chat))
-                            old = next((i for i, hit in enumerate(chat) if holds(hit, gold["older"])), len(chat))
+                            new = next((i for i, hit in enumerate(chat) if _starts(hit, gold["thread"])), len(chat))
+                            old = next((i for i, hit in enumerate(chat) if _starts(hit, gold["older"])), len(chat))
                             tallies[(name, "newer first", split)][0] += new < old
                             tallies[(name, "newer first", split)][1] += 1
                     else:

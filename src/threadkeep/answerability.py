@@ -42,6 +42,7 @@ AGREEMENT_RANKS = 3  # "a top dense passage": among the first 3
 CITED_SHARE = 0.5  # a cited passage scores at least this share of its source's best
 EVIDENCE_HITS = 3  # passages of each source read for coverage and speakers
 MIN_SPEAKER_OVERLAP = 2  # question words a line must share to count as the line the question is about
+MIN_SUBJECT = 0.5  # share of the rarity weight of what a price or phone question is about, in the passage stating one
 RARITY_CAP = 100  # passages counted per question word when weighing it
 ABSENT_WEIGHT = float(np.log(RARITY_CAP + 1) + 1.0)  # the weight of a word no passage holds
 
@@ -57,6 +58,7 @@ _CODE = re.compile(
 )
 _NAME = re.compile(r"(?<![\w'])[A-Z][a-z]+(?:'s)?(?![\w])")
 _SENTENCE_START = re.compile(r"(?:^|[.!?。！？]\s*)([A-Z][a-z]+)")
+_TIMESTAMP = re.compile(r"^\[[^\]\n]+\] ", re.M)  # a transcript line's time, which is no phone number
 _TRANSCRIPT_LINE = re.compile(r"^\[(?P<when>[^\]]+)\] (?P<who>[^:]+): (?P<text>.*)$")
 _CALENDAR = frozenset(
     "january february march april may june july august september october november december "  # noqa: SIM905
@@ -131,16 +133,36 @@ def _text_units(text: str) -> set[str]:
     return units
 
 
+def _chinese_units(word: str) -> list[str]:
+    """A Chinese content word as the words it is made of (指纹识别 -> 指纹, 识别), so that a passage saying
+    识别不出来 holds 识别; a long word without parts as character pairs, a short one as itself."""
+    if len(word) <= 2:
+        return [word]
+    parts = [part for part in rjieba.cut_for_search(word) if 2 <= len(part) < len(word)]
+    return parts or [word[i : i + 2] for i in range(len(word) - 1)]
+
+
 def question_units(question: str) -> set[str]:
-    """The question's topic words: Latin words stemmed; Chinese content words (nouns, verbs, adjectives...,
-    not adverbs, numerals, pronouns or particles) as character pairs, or single characters when alone."""
+    """The question's topic words: Latin words stemmed (dates and bare numbers left out); Chinese content
+    words (nouns, verbs, adjectives..., not adverbs, numerals, pronouns or particles) by their parts."""
     units: set[str] = set()
     for word, tag in rjieba.tag(question):
         if not has_cjk(word):
             units.update(token for token in content_tokens(word) if token not in _DATE_TOKENS and not token.isdigit())
         elif tag[:1] in _CONTENT_TAGS and word not in STOPWORDS:
-            units.update([word] if len(word) == 1 else (word[i : i + 2] for i in range(len(word) - 1)))
+            units.update(_chinese_units(word))
     return units
+
+
+def named_terms(question: str) -> list[str]:
+    """Words naming a thing the store must mention for the question to be answerable: Latin words inside a
+    Chinese question (Zigbee, HomeKit, Apple Watch) and names inside an English one (Synology, Rockies)."""
+    if has_cjk(question):
+        words = re.findall(r"(?<![A-Za-z0-9_.-])[A-Za-z][A-Za-z]+(?![A-Za-z0-9_])", question)
+        found = [word for word in words if word.lower() not in STOPWORDS]
+    else:
+        found = names(question)
+    return [word for word in dict.fromkeys(found) if not any(word in code for code in codes(question))]
 
 
 def coverage(question: str, hit: Hit, weights: dict[str, float] | None = None) -> float:
@@ -189,6 +211,27 @@ def standout(dense: list[tuple[str, float]]) -> float:
     scores = np.array([score for _, score in dense], dtype=np.float64)
     rest = scores[1:]
     return float((scores[0] - rest.mean()) / max(rest.std(), 1e-6))
+
+
+def states(
+    question: str, asking: re.Pattern[str], value: re.Pattern[str], evidence: list[Hit], weights: dict[str, float]
+) -> bool:
+    """Whether a passage states a value of the asked kind (a price, a phone number) for what the question is
+    about: it holds such a value and at least half the rarity weight of the question's other words."""
+    subject = question_units(asking.sub(" ", question))
+    total = sum(weights.get(unit, 1.0) for unit in subject)
+    for hit in evidence:
+        # A document's value must be in the section about the subject (a price list does not price what
+        # the next section merely names); a thread is one block, its reply need not repeat the subject.
+        text = _TIMESTAMP.sub("", hit.chunk.text)
+        blocks = re.split(r"\n(?=#)", text) if hit.chunk.source_type == "document" else [text]
+        for block in blocks:
+            if not value.search(block):
+                continue
+            found = subject & _text_units(block)
+            if not subject or sum(weights.get(unit, 1.0) for unit in found) >= MIN_SUBJECT * total:
+                return True
+    return False
 
 
 def agrees(store: Store, retrieval: Retrieval, hit: Hit) -> bool:
@@ -266,7 +309,7 @@ def assess(question: str, retrieval: Retrieval, store: Store, filters: SearchFil
     filters = filters or SearchFilters()
     hits = retrieval.hits
     terms = codes(question)
-    missing = [term for term in terms if not occurs_in_store(store, term, filters)]
+    missing = [term for term in terms + named_terms(question) if not occurs_in_store(store, term, filters)]
     if not hits:
         reason = f"no message or section mentions {', '.join(missing)}" if missing else None
         return Assessment(False, reason or "nothing in the knowledge base matches this question", missing)
@@ -289,9 +332,9 @@ def assess(question: str, retrieval: Retrieval, store: Store, filters: SearchFil
         named = ", ".join(missing)
         return Assessment(False, f"no message or section mentions {named}", missing, features=features)
     for asked, in_question, in_passage in ANSWER_TYPES:
-        if in_question.search(question) and not any(in_passage.search(hit.chunk.text) for hit in evidence):
+        if in_question.search(question) and not states(question, in_question, in_passage, evidence, weights):
             features["answer_type_missing"] = 1.0
-            reason = f"the question asks for {asked} and no passage found states one"
+            reason = f"the question asks for {asked} and no passage found states one for it"
             return Assessment(False, reason, features=features)
     elsewhere = [
         term for term in terms if not any(_term_tokens(term) <= _text_units(hit.chunk.indexed_text) for hit in evidence)
