@@ -67,6 +67,8 @@ _CALENDAR = frozenset(
 # Dates are in a chat message's timestamp, not its text: a question's date words and numbers are no topic
 # a passage must hold.
 _DATE_TOKENS = frozenset(content_tokens(" ".join(_CALENDAR)))
+_TITLES = frozenset({"Dr", "Mr", "Mrs", "Ms", "Prof", "St"})
+_DEMONYM_ENDINGS = ("ean", "ian", "ese", "ish", "can")
 ABOUT_SOMEONE_ELSE = "about_someone_else"
 # jieba part-of-speech tags of Chinese words that carry a topic: nouns, verbs, adjectives, distinguishing
 # words, idioms, abbreviations (adverbs, numerals, pronouns, conjunctions and particles do not).
@@ -84,7 +86,7 @@ ANSWER_TYPES = (
     ),
     (
         "a phone number",
-        re.compile(r"手机号|电话|号码是|phone number", re.I),
+        re.compile(r"(?:手机|电话)号?码?(?:是)?多少|号码是|联系电话|\b(?:what|which)(?:'s| is) .*phone number", re.I),
         re.compile(r"\d[\d*\- ]{6,}\d"),
     ),
 )
@@ -161,7 +163,8 @@ def named_terms(question: str) -> list[str]:
         words = re.findall(r"(?<![A-Za-z0-9_.-])[A-Za-z][A-Za-z]+(?![A-Za-z0-9_])", question)
         found = [word for word in words if word.lower() not in STOPWORDS]
     else:
-        found = names(question)
+        # Titles and words for peoples name no one thing: "European countries" is answered by "Spain".
+        found = [name for name in names(question) if name not in _TITLES and not name.endswith(_DEMONYM_ENDINGS)]
     return [word for word in dict.fromkeys(found) if not any(word in code for code in codes(question))]
 
 
@@ -309,7 +312,10 @@ def assess(question: str, retrieval: Retrieval, store: Store, filters: SearchFil
     filters = filters or SearchFilters()
     hits = retrieval.hits
     terms = codes(question)
-    missing = [term for term in terms + named_terms(question) if not occurs_in_store(store, term, filters)]
+    # A speaker's name need not occur in what they said.
+    speakers = {who.split()[0] for hit in hits for who, _ in _speaker_lines(hit) if who}
+    wanted = terms + [name for name in named_terms(question) if name not in speakers]
+    missing = [term for term in wanted if not occurs_in_store(store, term, filters)]
     if not hits:
         reason = f"no message or section mentions {', '.join(missing)}" if missing else None
         return Assessment(False, reason or "nothing in the knowledge base matches this question", missing)
