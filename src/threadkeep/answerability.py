@@ -75,18 +75,20 @@ ABOUT_SOMEONE_ELSE = "about_someone_else"
 _CONTENT_TAGS = frozenset("nvabijlz")
 _GREETINGS = ("hey", "hi", "hello", "thanks", "thank you", "dear", "oh", "wow", "yes", "yeah", "congrats")
 
-# Questions asking for a value of a kind the evidence must then hold: (what is asked, how the question
-# says it, how the value looks in a passage). A section naming the product but no price does not answer
-# "how much is it".
+# Questions asking for a value of a kind the evidence must then hold: (what is asked, how a question asks
+# for it, the asking words that are not its subject, how the value looks in a passage). A section naming
+# the product but no price does not answer "how much is it".
 ANSWER_TYPES = (
     (
         "a price",
-        re.compile(r"多少钱|价格|价钱|收费|售价|费用|\bprices?\b|\bhow much\b.*\b(?:cost|charge)", re.I),
+        re.compile(r"多少钱|价格|价钱|收费|售价|费用|\bprices?\b|\bhow much\b(?! (?:time|space|data|longer))", re.I),
+        re.compile(r"多少钱?|价格|价钱|收费|售价|费用|\bprices?\b|\bhow much\b|\bcosts?\b|\bcharges?\b", re.I),
         re.compile(r"[¥$€£￥]\s*\d|\d\s*(?:元|块|美元|欧元|rmb|cny|usd|eur|dollars?|euros?)|免费|\bfree\b", re.I),
     ),
     (
         "a phone number",
         re.compile(r"(?:手机|电话)号?码?(?:是)?多少|号码是|联系电话|\b(?:what|which)(?:'s| is) .*phone number", re.I),
+        re.compile(r"手机号?码?|电话号?码?|号码|多少|\bphone number\b", re.I),
         re.compile(r"\d[\d*\- ]{6,}\d"),
     ),
 )
@@ -228,7 +230,8 @@ def states(
         # the next section merely names); a thread is one block, its reply need not repeat the subject.
         text = _TIMESTAMP.sub("", hit.chunk.text)
         blocks = re.split(r"\n(?=#)", text) if hit.chunk.source_type == "document" else [text]
-        for block in blocks:
+        where = " ".join((hit.chunk.title, *(hit.chunk.heading_path or ())))
+        for block in (f"{where}\n{block}" for block in blocks):
             if not value.search(block):
                 continue
             found = subject & _text_units(block)
@@ -337,8 +340,8 @@ def assess(question: str, retrieval: Retrieval, store: Store, filters: SearchFil
     if missing:
         named = ", ".join(missing)
         return Assessment(False, f"no message or section mentions {named}", missing, features=features)
-    for asked, in_question, in_passage in ANSWER_TYPES:
-        if in_question.search(question) and not states(question, in_question, in_passage, evidence, weights):
+    for asked, in_question, asking, in_passage in ANSWER_TYPES:
+        if in_question.search(question) and not states(question, asking, in_passage, evidence, weights):
             features["answer_type_missing"] = 1.0
             reason = f"the question asks for {asked} and no passage found states one for it"
             return Assessment(False, reason, features=features)
