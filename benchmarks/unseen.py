@@ -1,7 +1,7 @@
 """`ask` on small hand-written corpora no threshold was fitted on: a Chinese smart-lock support group with
 its product documents, and an English office chat with assistant sessions and a backup product's documents.
 
-    nice -n 10 python benchmarks/unseen.py [--stores /tmp/threadkeep-bench] [--no-dense] [--show]
+    nice -n 10 python benchmarks/unseen.py [--stores /tmp/threadkeep-bench] [--no-dense] [--embedder hash-256] [--show]
 
 Each corpus is `benchmarks/data/unseen_{zh,en}.json` (chat, recalled messages, documents, questions),
 written as an export bundle plus a documents folder and ingested into its own store. Per corpus and split
@@ -14,7 +14,8 @@ written as an export bundle plus a documents folder and ingested into its own st
 - newer first: for questions whose fix also exists in an older group, whether the newer copy ranks first.
 
 `--no-dense` runs the same questions as if no chunk had a vector yet (full text only), the state of a
-store whose background embedding has not caught up.
+store whose background embedding has not caught up. `--embedder hash-256` runs them with a lexical
+stand-in model whose cosines lie on another scale: the decision must not depend on one model's values.
 """
 
 from __future__ import annotations
@@ -98,6 +99,7 @@ def main() -> None:
     parser.add_argument("--no-dense", action="store_true", help="as if no chunk had a vector yet")
     parser.add_argument("--show", action="store_true", help="print every question's outcome (tuning part only)")
     parser.add_argument("--k", type=int, default=10)
+    parser.add_argument("--embedder", default=None, help="another model (e.g. hash-256): cosines on another scale")
     args = parser.parse_args()
     tallies: dict[tuple[str, str, str], list[int]] = defaultdict(lambda: [0, 0])
     for name in args.corpora.split(","):
@@ -106,7 +108,8 @@ def main() -> None:
         bundle, docs = materialise(corpus, folder)
         latest = max(datetime.fromisoformat(row[2]) for row in corpus["messages"])
         now = latest + timedelta(days=1)
-        with KnowledgeBase.open(args.stores / f"unseen-{name}.db") as kb:
+        suffix = f"-{args.embedder}" if args.embedder else ""
+        with KnowledgeBase.open(args.stores / f"unseen-{name}{suffix}.db", args.embedder) as kb:
             kb.ingest(bundle)
             kb.ingest(docs)
             questions = [(item["q"], item) for item in corpus["questions"]["answerable"]]
@@ -149,8 +152,9 @@ def main() -> None:
                 if args.show and split == "tune":
                     features = {key: round(value, 2) for key, value in assessment.features.items()}
                     print(f"[{name}] {question} -> {outcome}; {answer.reason or ''} {features}")
-    mode = "full text only" if args.no_dense else "hybrid"
-    print(f"unseen corpora, {mode}: python benchmarks/unseen.py{' --no-dense' if args.no_dense else ''}")
+    mode = ("full text only" if args.no_dense else "hybrid") + (f", {args.embedder}" if args.embedder else "")
+    options = (" --no-dense" if args.no_dense else "") + (f" --embedder {args.embedder}" if args.embedder else "")
+    print(f"unseen corpora, {mode}: python benchmarks/unseen.py{options}")
     print(f"{'corpus':<7} {'figure':<15} {'tune':>14} {'held out':>14}")
     for name in args.corpora.split(","):
         for figure in ("false refusals", "false answers", "thread@3", "cited right", "newer first"):
