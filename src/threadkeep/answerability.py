@@ -86,6 +86,18 @@ ANSWER_TYPES = (
         re.compile(r"[¥$€£￥]\s*\d|\d\s*(?:元|块|美元|欧元|rmb|cny|usd|eur|dollars?|euros?)|免费|\bfree\b", re.I),
     ),
     (
+        "a duration",
+        re.compile(r"几天|多久|多长时间|几个小时|几周|\bhow long\b|\bhow many (?:days|hours|weeks|months)\b", re.I),
+        re.compile(r"几天|多久|多长时间|几个小时|几周|要等|\bhow long\b|\bhow many\b", re.I),
+        re.compile(
+            r"\d\s*(?:天|日|小时|分钟|周|星期|个月|月|年|days?|hours?|minutes?|weeks?|months?|years?)"
+            r"|[一两二三四五六七八九十半](?:天|小时|分钟|周|个月|年)|当天"
+            r"|\b(?:a|one|two|three|four|five|six|seven|ten) (?:days?|hours?|weeks?|months?|years?)\b"
+            r"|same day|overnight",
+            re.I,
+        ),
+    ),
+    (
         "a phone number",
         re.compile(r"(?:手机|电话)号?码?(?:是)?多少|号码是|联系电话|\b(?:what|which)(?:'s| is) .*phone number", re.I),
         re.compile(r"手机号?码?|电话号?码?|号码|多少|\bphone number\b", re.I),
@@ -138,12 +150,15 @@ def _text_units(text: str) -> set[str]:
 
 
 def _chinese_units(word: str) -> list[str]:
-    """A Chinese content word as the words it is made of (指纹识别 -> 指纹, 识别), so that a passage saying
-    识别不出来 holds 识别; a long word without parts as character pairs, a short one as itself."""
+    """A Chinese content word as the words it is made of (指纹识别 -> 指纹, 识别; 保修卡 -> 保修, 卡), so that
+    a passage saying 识别不出来 holds 识别; a long word without parts as character pairs, a short one as itself."""
     if len(word) <= 2:
         return [word]
     parts = [part for part in rjieba.cut_for_search(word) if 2 <= len(part) < len(word)]
-    return parts or [word[i : i + 2] for i in range(len(word) - 1)]
+    if not parts:
+        return [word[i : i + 2] for i in range(len(word) - 1)]
+    # A character no part covers still carries meaning: 保修卡 is 保修 and 卡.
+    return parts + [char for char in word if not any(char in part for part in parts)]
 
 
 def question_units(question: str) -> set[str]:
@@ -156,6 +171,18 @@ def question_units(question: str) -> set[str]:
         elif tag[:1] in _CONTENT_TAGS and word not in STOPWORDS:
             units.update(_chinese_units(word))
     return units
+
+
+def absent_nouns(question: str, weights: dict[str, float]) -> list[str]:
+    """Chinese nouns of the question with a part (two characters or more) that no passage holds: 指静脉 when
+    no message or section says 静脉."""
+    found = []
+    for word, tag in rjieba.tag(question):
+        if has_cjk(word) and tag.startswith("n") and word not in STOPWORDS:
+            parts = [unit for unit in _chinese_units(word) if len(unit) >= 2]
+            if any(weights.get(unit, 0.0) >= ABSENT_WEIGHT for unit in parts):
+                found.append(word)
+    return found
 
 
 def named_terms(question: str) -> list[str]:
@@ -187,13 +214,17 @@ def written_forms(question: str) -> dict[str, str]:
     return {token: word for word in words for token in content_tokens(word)}
 
 
-def rarity(store: Store, question: str, filters: SearchFilters) -> dict[str, float]:
-    """A weight per question unit from how many passages hold it (up to RARITY_CAP): rare units weigh most."""
+def rarity(store: Store, question: str, filters: SearchFilters, hits: list[Hit] = ()) -> dict[str, float]:
+    """A weight per question unit from how many passages hold it (up to RARITY_CAP): rare units weigh most.
+    The retrieved `hits` count too: full text indexes Chinese by words and character pairs, so a single
+    character (擦) it cannot look up may still stand in a passage found."""
     # Full text stems what it is given: look a stemmed word up by the word as written.
     written = written_forms(question)
+    texts = [_text_units(hit.chunk.indexed_text or hit.chunk.text) for hit in hits]
     weights = {}
     for unit in question_units(question):
         passages = len(store.lexical_candidates(written.get(unit, unit), RARITY_CAP, filters))
+        passages = max(passages, sum(unit in units for units in texts))
         weights[unit] = float(np.log((RARITY_CAP + 1) / (passages + 1)) + 1.0)
     return weights
 
@@ -324,7 +355,7 @@ def assess(question: str, retrieval: Retrieval, store: Store, filters: SearchFil
         return Assessment(False, reason or "nothing in the knowledge base matches this question", missing)
     evidence = top_hits(hits)
     best_coverage = max(coverage(question, hit) for hit in evidence)
-    weights = rarity(store, question, filters)
+    weights = rarity(store, question, filters, hits)
     weighted = max(coverage(question, hit, weights) for hit in evidence)
     covering = max(evidence, key=lambda hit: coverage(question, hit, weights))
     absent = [unit for unit, weight in weights.items() if weight >= ABSENT_WEIGHT]
@@ -337,6 +368,7 @@ def assess(question: str, retrieval: Retrieval, store: Store, filters: SearchFil
         "terms": float(len(terms)),
         "missing": float(len(missing)),
     }
+    features["absent_noun"] = float(bool(absent_nouns(question, weights)))
     if missing:
         named = ", ".join(missing)
         return Assessment(False, f"no message or section mentions {named}", missing, features=features)
@@ -361,6 +393,8 @@ def assess(question: str, retrieval: Retrieval, store: Store, filters: SearchFil
             reason = f"{named} is mentioned in the store, but not in the passages closest to the question"
         elif features["absent_share"] >= DOUBTFUL_ABSENT:
             reason = "no message or section mentions " + ", ".join(absent_words(question, absent))
+        elif features.get("absent_noun"):
+            reason = "no message or section mentions " + ", ".join(absent_nouns(question, weights))
     return Assessment(answerable, reason, [], flags, notes, features, weights)
 
 
@@ -383,6 +417,8 @@ def decide(features: dict[str, float]) -> bool:
         return False
     if features["absent_share"] >= DOUBTFUL_ABSENT and features["standout"] < CLEAR_STANDOUT:
         return False
+    if features.get("absent_noun") and features["standout"] < MIN_STANDOUT:
+        return False  # a thing the question names is nowhere: only a clearly standing-out passage may answer
     if features["weighted_coverage"] < MIN_COVERAGE:
         return False
     return bool(features["covering_agrees"]) or features["standout"] >= MIN_STANDOUT
