@@ -78,6 +78,7 @@ _GREETINGS = ("hey", "hi", "hello", "thanks", "thank you", "dear", "oh", "wow", 
 # Questions asking for a value of a kind the evidence must then hold: (what is asked, how a question asks
 # for it, the asking words that are not its subject, how the value looks in a passage). A section naming
 # the product but no price does not answer "how much is it".
+_DURATION_ASKING = re.compile(r"几天|多久|多长时间|几个小时|几周|要等|\bhow long\b|\bhow many\b", re.I)
 ANSWER_TYPES = (
     (
         "a price",
@@ -88,7 +89,7 @@ ANSWER_TYPES = (
     (
         "a duration",
         re.compile(r"几天|多久|多长时间|几个小时|几周|\bhow long\b|\bhow many (?:days|hours|weeks|months)\b", re.I),
-        re.compile(r"几天|多久|多长时间|几个小时|几周|要等|\bhow long\b|\bhow many\b", re.I),
+        _DURATION_ASKING,
         re.compile(
             r"\d\s*(?:天|日|小时|分钟|周|星期|个月|月|年|days?|hours?|minutes?|weeks?|months?|years?)"
             r"|[一两二三四五六七八九十半](?:天|小时|分钟|周|个月|年)|当天"
@@ -189,7 +190,8 @@ def named_terms(question: str) -> list[str]:
     """Words naming a thing the store must mention for the question to be answerable: Latin words inside a
     Chinese question (Zigbee, HomeKit, Apple Watch) and names inside an English one (Synology, Rockies)."""
     if has_cjk(question):
-        words = re.findall(r"(?<![A-Za-z0-9_.-])[A-Za-z][A-Za-z]+(?![A-Za-z0-9_])", question)
+        # Short Latin words in Chinese text are mostly units and generic acronyms (KB, APP, NAS), not names.
+        words = re.findall(r"(?<![A-Za-z0-9_.-])[A-Za-z]{4,}(?![A-Za-z0-9_])", question)
         found = [word for word in words if word.lower() not in STOPWORDS]
     else:
         # Titles and words for peoples name no one thing: "European countries" is answered by "Spain".
@@ -224,7 +226,7 @@ def rarity(store: Store, question: str, filters: SearchFilters, hits: list[Hit] 
     weights = {}
     for unit in question_units(question):
         passages = len(store.lexical_candidates(written.get(unit, unit), RARITY_CAP, filters))
-        passages = max(passages, sum(unit in units for units in texts))
+        passages = passages or sum(unit in units for units in texts)
         weights[unit] = float(np.log((RARITY_CAP + 1) / (passages + 1)) + 1.0)
     return weights
 
@@ -259,11 +261,13 @@ def states(
     for hit in evidence:
         # A document's value must be in the section about the subject (a price list does not price what
         # the next section merely names); a thread is one block, its reply need not repeat the subject.
+        # A thread's message times say how long something took, so a chat passage may answer "how long".
+        dated = asking is _DURATION_ASKING and hit.chunk.source_type == "chat"
         text = _TIMESTAMP.sub("", hit.chunk.text)
         blocks = re.split(r"\n(?=#)", text) if hit.chunk.source_type == "document" else [text]
         where = " ".join((hit.chunk.title, *(hit.chunk.heading_path or ())))
         for block in (f"{where}\n{block}" for block in blocks):
-            if not value.search(block):
+            if not dated and not value.search(block):
                 continue
             found = subject & _text_units(block)
             if not subject or sum(weights.get(unit, 1.0) for unit in found) >= MIN_SUBJECT * total:
@@ -369,6 +373,7 @@ def assess(question: str, retrieval: Retrieval, store: Store, filters: SearchFil
         "missing": float(len(missing)),
     }
     features["absent_noun"] = float(bool(absent_nouns(question, weights)))
+    features["absent_chinese_words"] = float(sum(has_cjk(unit) and len(unit) >= 2 for unit in absent))
     if missing:
         named = ", ".join(missing)
         return Assessment(False, f"no message or section mentions {named}", missing, features=features)
@@ -393,8 +398,9 @@ def assess(question: str, retrieval: Retrieval, store: Store, filters: SearchFil
             reason = f"{named} is mentioned in the store, but not in the passages closest to the question"
         elif features["absent_share"] >= DOUBTFUL_ABSENT:
             reason = "no message or section mentions " + ", ".join(absent_words(question, absent))
-        elif features.get("absent_noun"):
-            reason = "no message or section mentions " + ", ".join(absent_nouns(question, weights))
+        elif features.get("absent_noun") or features.get("absent_chinese_words", 0.0) >= 2:
+            named = absent_nouns(question, weights) or absent_words(question, absent)
+            reason = "no message or section mentions " + ", ".join(named)
     return Assessment(answerable, reason, [], flags, notes, features, weights)
 
 
@@ -417,6 +423,8 @@ def decide(features: dict[str, float]) -> bool:
         return False
     if features["absent_share"] >= DOUBTFUL_ABSENT and features["standout"] < CLEAR_STANDOUT:
         return False
+    if features.get("absent_chinese_words", 0.0) >= 2 and features["standout"] < CLEAR_STANDOUT:
+        return False  # two of the question's words are nowhere: as for a large absent share
     if features.get("absent_noun") and features["standout"] < MIN_STANDOUT:
         return False  # a thing the question names is nowhere: only a clearly standing-out passage may answer
     if features["weighted_coverage"] < MIN_COVERAGE:
