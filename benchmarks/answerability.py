@@ -112,9 +112,9 @@ def longmemeval_items(limit: int = 0) -> list[Item]:
 
 def last_message_time(kb: KnowledgeBase, conversation: str | None) -> datetime:
     times = [
-        str(item["last_message_at"])
+        str(item.last_message_at)
         for item in kb.store.list_conversations()
-        if item["last_message_at"] and conversation in (None, item["ref"])
+        if item.last_message_at and conversation in (None, item.ref)
     ]
     return max(datetime.fromisoformat(t) for t in times)
 

@@ -46,9 +46,9 @@ def question_time(query: dict) -> datetime | None:
 def last_message_time(kb: KnowledgeBase, conversation: str | None) -> datetime:
     """Without a question date, the question is asked right after the conversation's last message."""
     times = [
-        str(item["last_message_at"])
+        str(item.last_message_at)
         for item in kb.store.list_conversations()
-        if item["last_message_at"] and conversation in (None, item["ref"])
+        if item.last_message_at and conversation in (None, item.ref)
     ]
     return max(datetime.fromisoformat(t) for t in times)
 

@@ -53,7 +53,7 @@ from threadkeep.embed import E5Embedder
 from threadkeep.model import Chunk, Conversation, Document
 from threadkeep.search import search
 from threadkeep.store import SearchFilters, Store, open_store
-from threadkeep.store.base import input_hash
+from threadkeep.store.rows import input_hash
 from threadkeep.store.sqlite import SQLiteStore
 
 ADMIN_URL = os.environ.get("THREADKEEP_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/postgres")

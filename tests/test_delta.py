@@ -75,7 +75,7 @@ def test_recalled_messages_leave_search_and_missing_ones_stay(tmp_path, bundle_f
         assert not any("13912345678" in hit.chunk.text + hit.chunk.embedding_input for hit in hits)
         assert kb.stats()["messages"] == 5  # recalled and missing messages are kept, not deleted
         review = kb.store.review_items()
-        assert [(item["message_id"], item["text"]) for item in review] == [("a1", "同步一直卡住不动怎么办")]
+        assert [(item.message_id, item.text) for item in review] == [("a1", "同步一直卡住不动怎么办")]
         assert kb.search("同步卡住", filters=SearchFilters(conversation="g-1"))
         assert kb.check() == []
 

@@ -18,25 +18,29 @@ from threadkeep.answerability import Assessment, assess
 from threadkeep.delta import DeltaReport, apply_delta
 from threadkeep.documents import is_document
 from threadkeep.embed import Embedder, get_embedder
+from threadkeep.errors import InputError
 from threadkeep.generate import Endpoint, generate
 from threadkeep.ingest import IngestReport, ProgressCallback, ingest_path
-from threadkeep.model import Chunk, Conversation, Hit, Message, ReadResult, Thread
+from threadkeep.model import (
+    Chunk,
+    Conversation,
+    ConversationSummary,
+    DocumentSummary,
+    ForgottenConversation,
+    Hit,
+    Message,
+    ReadResult,
+    ReviewItem,
+    Thread,
+)
 from threadkeep.readers import Limits, read_path
 from threadkeep.search import SearchSettings, retrieve
-from threadkeep.store import SearchFilters, Store, open_store
+from threadkeep.store import SearchFilters, Store, default_location, open_store
 from threadkeep.text import is_question
 from threadkeep.threads import ThreadSettings, build_threads
 
 # An example question is a single short line, so it reads as something a person would type.
 EXAMPLE_CHARS = (6, 80)
-
-
-def display_title(conversation: Conversation) -> str:
-    """How a conversation is named wherever it is shown: its title, and for a coding assistant's
-    session (titled by its first question) also the project folder it ran in."""
-    title = conversation.title or conversation.ref
-    project = conversation.metadata.get("cwd") if conversation.kind == "assistant" else None
-    return f"{title} (in {project})" if project else title
 
 
 def attachment_name(message: Message) -> str:
@@ -45,24 +49,6 @@ def attachment_name(message: Message) -> str:
     if text.startswith(("[", "<")):
         return text
     return f"{text} ({message.kind})" if text else f"a {message.kind}"
-
-
-def hit_to_dict(hit: Hit) -> dict:
-    """The one JSON shape of a search hit."""
-    chunk = hit.chunk
-    return {
-        "chunk_id": chunk.id,
-        "source_type": chunk.source_type,
-        "source_ref": chunk.source_ref,
-        "title": chunk.title,
-        "text": chunk.text,
-        "evidence_ids": list(chunk.evidence_ids) if chunk.evidence_ids is not None else None,
-        "occurred_at": chunk.occurred_at.isoformat(),
-        "resolution_state": chunk.resolution_state,
-        "has_unresolved_media": chunk.has_unresolved_media,
-        "heading_path": list(chunk.heading_path) if chunk.heading_path is not None else None,
-        "score": hit.score,
-    }
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +84,12 @@ class ThreadView:
 
 
 class KnowledgeBase:
+    """One store and its embedder, and everything people and clients do with them.
+
+    The CLI, the HTTP API and the MCP server go through this class only; `store` is public for
+    tests and benchmarks that look underneath.
+    """
+
     def __init__(self, store: Store, embedder: Embedder | None = None) -> None:
         self.store = store
         self._embedder = embedder
@@ -110,6 +102,11 @@ class KnowledgeBase:
         if isinstance(embedder, str):
             embedder = get_embedder(embedder)
         return cls(open_store(location, create=create), embedder)
+
+    @staticmethod
+    def default_location() -> str:
+        """Where `open` looks without a location: `THREADKEEP_DB`, else a file in the user's data folder."""
+        return default_location()
 
     @property
     def embedder(self) -> Embedder:
@@ -158,7 +155,7 @@ class KnowledgeBase:
         if hit.chunk.source_type != "chat" or conversation is None:
             return hit
         state = None if conversation.kind == "assistant" else hit.chunk.resolution_state
-        return replace(hit, chunk=replace(hit.chunk, title=display_title(conversation), resolution_state=state))
+        return replace(hit, chunk=replace(hit.chunk, title=conversation.display_title, resolution_state=state))
 
     def _conversations_of(self, hits: list[Hit]) -> dict[str, Conversation]:
         refs = {hit.chunk.source_ref for hit in hits if hit.chunk.source_type == "chat"}
@@ -186,7 +183,7 @@ class KnowledgeBase:
         assessment = assess(question, retrieval, self.store, filters)
         conversations = self._conversations_of(retrieval.hits)
         hits = [self._as_shown(hit, conversations.get(hit.chunk.source_ref)) for hit in retrieval.hits]
-        titles = {ref: display_title(conversation) for ref, conversation in conversations.items()}
+        titles = {ref: conversation.display_title for ref, conversation in conversations.items()}
         kinds = {ref: conversation.kind for ref, conversation in conversations.items()}
         answer = build_answer(question, hits, titles, assessment, show_nearest, kinds, self._attachments)
         if endpoint is not None and answer.status == "answered":
@@ -217,7 +214,7 @@ class KnowledgeBase:
                 return None
             conversation, message_id, cited = chunk.source_ref, chunk.evidence_ids[0], chunk.evidence_ids
         if conversation is None or message_id is None:
-            raise ValueError("give a chunk id, or a conversation and a message id")
+            raise InputError("give a chunk id, or a conversation and a message id")
         messages = self.store.load_thread(conversation, message_id)
         if not messages:
             return None
@@ -231,36 +228,39 @@ class KnowledgeBase:
     def apply_delta(self, path: str | Path, settings: ThreadSettings | None = None) -> DeltaReport:
         return apply_delta(self.store, path, self.embedder, settings)
 
+    @property
+    def location(self) -> str:
+        """What `KnowledgeBase.open` takes to reach this store again (a path, or a URL that may hold a password)."""
+        return self.store.address
+
+    @property
+    def name(self) -> str:
+        """The store named for someone who must not learn where it is: its file or database name."""
+        return self.store.name
+
     def stats(self) -> dict[str, object]:
         return self.store.stats()
 
     def is_empty(self) -> bool:
         return not self.store.stats().get("chunks")
 
-    def conversations(self) -> list[dict[str, object]]:
-        """Every conversation: ref, title (as shown everywhere), kind, format, message count, first and last time."""
-        listed = self.store.list_conversations()
-        for item in listed:
-            metadata = item.pop("metadata", None) or {}
-            conversation = Conversation(str(item["ref"]), str(item["title"]), str(item["kind"]), metadata=metadata)
-            item["title"] = display_title(conversation)
-            item["project"] = metadata.get("cwd") if item["kind"] == "assistant" else None
-        return listed
+    def chunk(self, chunk_id: str) -> Chunk | None:
+        return self.store.get_chunks([chunk_id]).get(chunk_id)
 
-    def documents(self) -> list[dict[str, str]]:
+    def conversations(self) -> list[ConversationSummary]:
+        """Every conversation, by ref: what it is, its message count, its first and last message time."""
+        return self.store.list_conversations()
+
+    def documents(self) -> list[DocumentSummary]:
+        """Every document, by id."""
         return self.store.list_documents()
 
-    def overview(self, examples: int = 3, shown: int = 8) -> dict[str, object]:
+    def overview(self, examples: int = 3, shown: int = 8) -> Overview:
         """What a start page shows: the counts, the largest conversations, the latest documents, and a
         few example questions, each the opening question of a resolved discussion that `ask` answers."""
-        conversations = sorted(self.conversations(), key=lambda item: -int(item["messages"]))
-        documents = sorted(self.documents(), key=lambda item: item["updated_at"], reverse=True)
-        return {
-            "stats": self.stats(),
-            "conversations": conversations[:shown],
-            "documents": documents[:shown],
-            "example_questions": self.example_questions(examples),
-        }
+        conversations = sorted(self.conversations(), key=lambda item: -item.messages)
+        documents = sorted(self.documents(), key=lambda item: item.updated_at, reverse=True)
+        return Overview(self.stats(), conversations[:shown], documents[:shown], self.example_questions(examples))
 
     def example_questions(self, count: int = 3, tried: int = 8) -> list[str]:
         """Opening questions of recent resolved discussions that get an answer (at most `tried` asked)."""
@@ -278,32 +278,21 @@ class KnowledgeBase:
                 break
         return found
 
-    def forget(self, conversation: str, now: datetime | None = None) -> dict[str, object] | None:
+    def forget(self, conversation: str, now: datetime | None = None) -> ForgottenConversation | None:
         """Remove one conversation and everything built from it, on a person's explicit request, and
         record that it was forgotten (what, when, how many messages; never the text). Ingesting an
         export that still holds it adds it back. None when the store has no such conversation."""
         return self.store.forget_conversation(conversation, now or datetime.now(UTC))
 
-    def review(self) -> list[dict[str, object]]:
+    def remove(self, document_id: str) -> bool:
+        """Remove a document and its chunks; False when the store has no such document."""
+        return self.store.remove_document(document_id)
+
+    def review(self) -> list[ReviewItem]:
         """What a person may want to look at: flagged messages (nothing deleted), then conversations
         forgotten on request."""
-        items = self.store.review_items()
-        for record in self.store.forgotten_conversations():
-            items.append(
-                {
-                    "conversation": record["conversation"],
-                    "message_id": None,
-                    "reason": "forgotten on request",
-                    "flagged_at": record["forgotten_at"],
-                    "sender_name": None,
-                    "sender": None,
-                    "sent_at": None,
-                    "text": None,
-                    "title": record["title"],
-                    "messages": record["messages"],
-                }
-            )
-        return items
+        forgotten = [ReviewItem.forgotten(record) for record in self.store.forgotten_conversations()]
+        return self.store.review_items() + forgotten
 
     def check(self) -> list[str]:
         """Problems found in the stored data; empty when the store is consistent."""
@@ -312,6 +301,29 @@ class KnowledgeBase:
         if stored_model and stored_model != self.embedder.name:
             problems.append(f"vectors were made by {stored_model!r}, the configured model is {self.embedder.name!r}")
         return problems
+
+
+@dataclass(frozen=True, slots=True)
+class Overview:
+    """What a start page shows (see `KnowledgeBase.overview`)."""
+
+    stats: dict[str, object]
+    conversations: list[ConversationSummary]
+    documents: list[DocumentSummary]
+    example_questions: list[str]
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "stats": self.stats,
+            "conversations": [item.to_dict() for item in self.conversations],
+            "documents": [item.to_dict() for item in self.documents],
+            "example_questions": self.example_questions,
+        }
+
+
+def search_to_dict(query: str, hits: list[Hit]) -> dict[str, object]:
+    """The one JSON shape of a search's result: the query as searched and its hits, best first."""
+    return {"query": query, "hits": [hit.to_dict() for hit in hits]}
 
 
 def read_chats(path: str | Path, format: str | None = None, limits: Limits | None = None) -> ReadResult:

@@ -2,30 +2,41 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import shlex
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, Progress, TaskID, TextColumn
 
-from threadkeep.api import KnowledgeBase, hit_to_dict, read_chats, threads_of
+from threadkeep.api import KnowledgeBase, SearchFilters, read_chats, search_to_dict, threads_of
 from threadkeep.chunks.chat import transcript_line
-from threadkeep.generate import Endpoint, GenerationError
+from threadkeep.errors import ConfigurationError, NotFoundError, RefusedError, StoreNotFound, ThreadkeepError
+from threadkeep.generate import Endpoint
 from threadkeep.ingest import EMBED_SLICE, IngestReport
-from threadkeep.model import SKIPS_SHOWN, Conversation, Hit, Message, ReadResult, Skip, summarize_skips
-from threadkeep.readers import ArchiveError, Limits, UnknownFormatError, format_names
-from threadkeep.store import SearchFilters, StoreError, StoreNotFound, default_location
+from threadkeep.model import (
+    SKIPS_SHOWN,
+    Conversation,
+    ConversationSummary,
+    DocumentSummary,
+    Hit,
+    Message,
+    ReadResult,
+    ReviewItem,
+    Skip,
+    summarize_skips,
+)
+from threadkeep.readers import Limits, format_names
 from threadkeep.threads import ThreadSettings
 from threadkeep.transcript import to_transcript
 
@@ -33,8 +44,10 @@ from threadkeep.transcript import to_transcript
 out = Console(highlight=False, soft_wrap=True, emoji=False)
 err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
 
+# What a listing command prints: each item has its one JSON shape.
+Listed = ConversationSummary | DocumentSummary | ReviewItem
+
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"]}
-LIBRARY_ERRORS = (StoreError, UnknownFormatError, ArchiveError, FileNotFoundError, GenerationError)
 
 db_option = click.option(
     "--db",
@@ -42,7 +55,7 @@ db_option = click.option(
     default=None,
     envvar="THREADKEEP_DB",
     show_envvar=True,
-    help=f"Store location: a SQLite file path or a postgresql:// URL (default {default_location()}).",
+    help=f"Store location: a SQLite file path or a postgresql:// URL (default {KnowledgeBase.default_location()}).",
 )
 now_option = click.option("--now", "now", default=None, help="Fix the clock (ISO time) for time decay.")
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
@@ -124,11 +137,12 @@ def plural(count: int, word: str, many: str | None = None) -> str:
     return f"{count} {word if count == 1 else (many or word + 's')}"
 
 
-class CliError(click.ClickException):
-    """A failure the user can act on, shown as one `error: ...` line (exit status 1)."""
+def exit_status_of(error: ThreadkeepError | OSError) -> int:
+    """A setting that names something unknown is a usage error; anything else stopped the command."""
+    return EXIT_USAGE if isinstance(error, ConfigurationError) else EXIT_NOTHING_READ
 
 
-def describe_error(error: BaseException) -> str:
+def describe_error(error: ThreadkeepError | OSError) -> str:
     if isinstance(error, StoreNotFound):
         return (
             f"{error}: create one with `threadkeep ingest PATH` (or `threadkeep demo`), "
@@ -159,9 +173,9 @@ class ThreadkeepGroup(click.Group):
         except click.exceptions.Abort:
             click.echo("\nstopped", err=True)
             sys.exit(130)
-        except LIBRARY_ERRORS as error:
+        except (ThreadkeepError, FileNotFoundError) as error:
             click.echo(f"error: {describe_error(error)}", err=True)
-            sys.exit(EXIT_NOTHING_READ)
+            sys.exit(exit_status_of(error))
         sys.exit(result if isinstance(result, int) else 0)
 
 
@@ -174,7 +188,7 @@ def require_content(kb: KnowledgeBase) -> None:
     """Refuse to search an empty store: an empty answer would look like "nothing relevant"."""
     figures = kb.stats()
     if not figures.get("chunks"):
-        raise CliError(
+        raise NotFoundError(
             f"the store at {figures['location']} is empty: nothing has been ingested yet; "
             "add data with `threadkeep ingest PATH` (or try `threadkeep demo`)"
         )
@@ -407,13 +421,13 @@ HISTORY_FOLDERS = {
 
 
 def history_folder(reader: str) -> Path:
-    """The folder a coding assistant keeps its sessions in, or a `CliError` saying where it looked."""
+    """The folder a coding assistant keeps its sessions in, or `NotFoundError` saying where it looked."""
     tool, variable, home, folder = HISTORY_FOLDERS[reader]
     base = Path((variable and os.environ.get(variable)) or home).expanduser()
     found = base / folder
     if not found.is_dir():
         moved = f" (set {variable} if it lives elsewhere)" if variable else ""
-        raise CliError(f"no {tool} history at {found}{moved}")
+        raise NotFoundError(f"no {tool} history at {found}{moved}")
     return found
 
 
@@ -565,26 +579,14 @@ def threads(
     shown = _skips_shown(skips)
     result, found = threads_of(path, format, ThreadSettings(assigner=assigner))
     _report_read(path, result, shown, strict, format)
+    labels = [f"{thread.conversation}#{number}" for number, thread in enumerate(found)]
     if as_json:
-        listed = [
-            {
-                "thread": f"{thread.conversation}#{number}",
-                "conversation": thread.conversation,
-                "message_ids": list(thread.message_ids),
-                "reply_to": thread.reply_to,
-            }
-            for number, thread in enumerate(found)
-        ]
+        listed = [thread.to_dict(label) for thread, label in zip(found, labels, strict=True)]
         click.echo(json.dumps(listed, ensure_ascii=False, indent=2))
         return
     if as_jsonl:
-        lines = []
-        for number, thread in enumerate(found):
-            label = f"{thread.conversation}#{number}"
-            for message_id in thread.message_ids:
-                record = {"id": message_id, "thread": label, "reply_to": thread.reply_to.get(message_id)}
-                lines.append(json.dumps(record, ensure_ascii=False))
-        click.echo("\n".join(lines))
+        links = [link for thread, label in zip(found, labels, strict=True) for link in thread.links(label)]
+        click.echo("\n".join(json.dumps(link, ensure_ascii=False) for link in links))
         return
     by_id = {message.id: message for message in result.messages}
     titles = {conversation.ref: conversation.title or conversation.ref for conversation in result.conversations}
@@ -617,7 +619,7 @@ def normalize(path: str, format: str | None, as_jsonl: bool, strict: bool, skips
     for message in result.messages:
         by_conversation.setdefault(message.conversation, []).append(message)
     if as_jsonl:
-        lines = [json.dumps(message_to_dict(m), ensure_ascii=False) for m in result.messages]
+        lines = [json.dumps(m.to_dict(), ensure_ascii=False) for m in result.messages]
         click.echo("\n".join(lines))
         return
     conversations = {conversation.ref: conversation for conversation in result.conversations}
@@ -643,14 +645,6 @@ def chat_line(message: Message) -> str:
     text = "(recalled)" if message.recalled else message.text
     first, *rest = transcript_line(replace(message, text=text)).split("\n")
     return "\n".join([first, *(f"    {line}" for line in rest)])
-
-
-def message_to_dict(message: Message) -> dict:
-    data = dataclasses.asdict(message)
-    data["sent_at"] = message.sent_at.isoformat()
-    data["edited_at"] = message.edited_at.isoformat() if message.edited_at else None
-    data["mentions"] = list(message.mentions)
-    return data
 
 
 def _print_hits(hits: list[Hit]) -> None:
@@ -704,9 +698,7 @@ def search(
         require_content(kb)
         hits = kb.search(query, k=k, filters=filters, now=parse_now(now), per_source=per_source)
     if as_json:
-        click.echo(
-            json.dumps({"query": query, "hits": [hit_to_dict(hit) for hit in hits]}, ensure_ascii=False, indent=2)
-        )
+        click.echo(json.dumps(search_to_dict(query, hits), ensure_ascii=False, indent=2))
     else:
         _print_hits(hits)
 
@@ -815,10 +807,10 @@ def apply_delta(path: str, as_json: bool, strict: bool, skips: str, db: str | No
     _finish(path, applied > 0, len(report.skipped), strict)
 
 
-def _print_items(items: list[dict], as_json: bool, line: Callable[[dict], str], empty: str = "") -> None:
+def _print_items(items: Sequence[Listed], as_json: bool, line: Callable[[Any], str], empty: str = "") -> None:
     """A listing as JSON, or one line per item."""
     if as_json:
-        click.echo(json.dumps(items, ensure_ascii=False, indent=2))
+        click.echo(json.dumps([item.to_dict() for item in items], ensure_ascii=False, indent=2))
         return
     if not items and empty:
         out.print(empty)
@@ -835,15 +827,15 @@ def review(as_json: bool, db: str | None) -> None:
     with open_kb(db) as kb:
         items = kb.review()
 
-    def line(item: dict) -> str:
-        if item["message_id"] is None:
+    def line(item: ReviewItem) -> str:
+        if item.message_id is None:
             return (
-                f"{item['conversation']}  {item['reason']} on {str(item['flagged_at'])[:10]}: "
-                f"{item['title']!r}, {plural(int(item['messages']), 'message')}"
+                f"{item.conversation}  {item.reason} on {item.flagged_at[:10]}: "
+                f"{item.title!r}, {plural(item.messages or 0, 'message')}"
             )
-        who = item["sender_name"] or item["sender"] or "?"
-        text = item["text"] if item["text"] is not None else "(not in the store)"
-        return f"{item['conversation']}/{item['message_id']}  {item['reason']}  {who}: {text}"
+        who = item.sender_name or item.sender or "?"
+        text = item.text if item.text is not None else "(not in the store)"
+        return f"{item.conversation}/{item.message_id}  {item.reason}  {who}: {text}"
 
     _print_items(items, as_json, line, "nothing to review")
 
@@ -856,10 +848,11 @@ def conversations(as_json: bool, db: str | None) -> None:
     with open_kb(db) as kb:
         items = kb.conversations()
 
-    def line(item: dict) -> str:
-        first, last = str(item["first_message_at"] or "")[:10], str(item["last_message_at"] or "")[:10]
+    def line(item: ConversationSummary) -> str:
+        first, last = (item.first_message_at or "")[:10], (item.last_message_at or "")[:10]
         dates = first if first == last else f"{first} → {last}"
-        return f"{item['ref']}  {item['title']}  ({item['kind']}, {plural(int(item['messages']), 'message')}, {dates})"
+        title, kind = item.conversation.display_title, item.conversation.kind
+        return f"{item.ref}  {title}  ({kind}, {plural(item.messages, 'message')}, {dates})"
 
     _print_items(items, as_json, line, "no conversations in the store")
 
@@ -876,17 +869,16 @@ def forget(conversation: str, yes: bool, db: str | None) -> None:
     not its text. Ingesting an export that still holds the conversation adds it back.
     """
     with open_kb(db) as kb:
-        known = {str(item["ref"]): item for item in kb.conversations()}
-        item = known.get(conversation)
+        item = next((item for item in kb.conversations() if item.ref == conversation), None)
         if item is None:
-            raise CliError(f"no conversation {conversation!r} in the store (see `threadkeep conversations`)")
+            raise NotFoundError(f"no conversation {conversation!r} in the store (see `threadkeep conversations`)")
         location = kb.stats()["location"]
-        what = f"{conversation} {item['title']!r} ({plural(int(item['messages']), 'message')})"
+        what = f"{conversation} {item.conversation.display_title!r} ({plural(item.messages, 'message')})"
         if not yes:
             click.confirm(f"Forget {what} from the store at {location}? This cannot be undone", abort=True, err=True)
         record = kb.forget(conversation)
     if record is None:
-        raise CliError(f"no conversation {conversation!r} in the store (see `threadkeep conversations`)")
+        raise NotFoundError(f"no conversation {conversation!r} in the store (see `threadkeep conversations`)")
     click.echo(f"forgot {what}; the record of it is in `threadkeep review`")
 
 
@@ -918,9 +910,9 @@ def check(as_json: bool, db: str | None) -> None:
 def remove(document_id: str, db: str | None) -> None:
     """Remove a document (by its id, see `threadkeep documents`) and its chunks from the store."""
     with open_kb(db) as kb:
-        removed = kb.store.remove_document(document_id)
+        removed = kb.remove(document_id)
     if not removed:
-        raise CliError(f"no document {document_id!r} in the store (see `threadkeep documents`)")
+        raise NotFoundError(f"no document {document_id!r} in the store (see `threadkeep documents`)")
     out.print(f"removed {document_id}", markup=False)
 
 
@@ -934,7 +926,7 @@ def documents(as_json: bool, db: str | None) -> None:
     _print_items(
         items,
         as_json,
-        lambda item: f"{item['id']}  {item['title']}  (updated {item['updated_at'][:10]}, {item['path']})",
+        lambda item: f"{item.id}  {item.title}  (updated {item.updated_at[:10]}, {item.path})",
         "no documents in the store",
     )
 
@@ -951,10 +943,8 @@ def _foreign_data(kb: KnowledgeBase) -> list[str]:
         if line.strip()
     }
     sample_docs = sample_path("docs").resolve()
-    foreign = [str(item["ref"]) for item in kb.store.list_conversations() if item["ref"] not in sample_refs]
-    foreign += [
-        str(item["id"]) for item in kb.store.list_documents() if Path(item["path"]).resolve().parent != sample_docs
-    ]
+    foreign = [item.ref for item in kb.conversations() if item.ref not in sample_refs]
+    foreign += [item.id for item in kb.documents() if Path(item.path).resolve().parent != sample_docs]
     return foreign
 
 
@@ -965,7 +955,7 @@ def _foreign_data(kb: KnowledgeBase) -> list[str]:
     default=None,
     envvar="THREADKEEP_DB",
     show_envvar=True,
-    help=f"Where to keep the demo store (default {default_location()}, so the next commands find it).",
+    help=f"Where to keep the demo store (default {KnowledgeBase.default_location()}, so the next commands find it).",
 )
 def demo(db: str | None) -> None:
     """Ingest the bundled sample support group and documents, then ask a few questions.
@@ -979,7 +969,7 @@ def demo(db: str | None) -> None:
             location = str(Path(location).resolve())
         foreign = _foreign_data(kb)
         if foreign:
-            raise CliError(
+            raise RefusedError(
                 f"the store at {location} already holds other data ({', '.join(foreign[:3])}"
                 f"{', ...' if len(foreign) > 3 else ''}); run the demo in a store of its own: "
                 "threadkeep demo --db demo.db"
@@ -1023,12 +1013,11 @@ def demo(db: str | None) -> None:
 @db_option
 def serve(host: str, port: int, token: str | None, ingest_roots: tuple[str, ...], db: str | None) -> None:
     """Serve the HTTP API (/api/..., schema at /openapi.json) and the web page at /."""
-    from threadkeep.server.http import ConfigError
     from threadkeep.server.http import serve as serve_http
 
     try:
         serve_http(db, host=host, port=port, token=token, ingest_roots=list(ingest_roots) or None)
-    except (ConfigError, ValueError) as error:
+    except ConfigurationError as error:
         raise click.UsageError(str(error)) from error
 
 
@@ -1047,7 +1036,7 @@ def mcp_server(ingest_roots: tuple[str, ...], db: str | None) -> None:
 
     try:
         run_mcp(db, ingest_roots=list(ingest_roots) or None)
-    except ValueError as error:
+    except ConfigurationError as error:
         raise click.UsageError(str(error)) from error
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from threadkeep.embed import Embedder
+from threadkeep.errors import DeltaLineError
 from threadkeep.ingest import IngestReport, merge_messages, update_conversation
 from threadkeep.model import SKIPS_SHOWN, Conversation, Message, Skip, summarize_skips
 from threadkeep.readers._io import iter_json_lines
@@ -45,10 +46,6 @@ class DeltaReport(IngestReport):
         data = IngestReport.to_dict(self, skips_shown)
         data["rejected"] = summarize_skips(self.rejected, skips_shown)
         return data
-
-
-class DeltaLineError(ValueError):
-    """A delta line that cannot be applied; the message starts with the field at fault."""
 
 
 def _conversation_ref(raw: dict[str, Any]) -> str:

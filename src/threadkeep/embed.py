@@ -15,6 +15,7 @@ from typing import Protocol
 
 import numpy as np
 
+from threadkeep.errors import ConfigurationError
 from threadkeep.text import tokenize
 
 DEFAULT_EMBEDDER = "e5-small"
@@ -105,10 +106,12 @@ class HashEmbedder:
 
 def get_embedder(name: str | None = None) -> Embedder:
     """The embedder named by `name`, else `THREADKEEP_EMBEDDER`, else the default model."""
+    from_environment = not name and bool(os.environ.get("THREADKEEP_EMBEDDER"))
     name = name or os.environ.get("THREADKEEP_EMBEDDER") or DEFAULT_EMBEDDER
     if name in (DEFAULT_EMBEDDER, E5Embedder.name):
         return E5Embedder()
-    if name.startswith("hash"):
-        _, _, size = name.partition("-")
+    kind, _, size = name.partition("-")
+    if kind == "hash" and (not size or (size.isdigit() and int(size) > 0)):
         return HashEmbedder(int(size) if size else 256)
-    raise ValueError(f"unknown embedder {name!r} (known: {DEFAULT_EMBEDDER}, hash-<dim>)")
+    where = " (set in THREADKEEP_EMBEDDER)" if from_environment else ""
+    raise ConfigurationError(f"unknown embedder {name!r}{where}; known: {DEFAULT_EMBEDDER}, hash-<dim> (e.g. hash-256)")

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import httpx
 
 from threadkeep.answer import Answer
+from threadkeep.errors import GenerationError
 
 RULE = (
     "You answer from the sources below only. Present the documents and the chat discussions in separate "
@@ -36,10 +37,6 @@ class Endpoint:
         if not base_url or not model:
             return None
         return cls(base_url, model, os.environ.get("THREADKEEP_LLM_API_KEY"))
-
-
-class GenerationError(RuntimeError):
-    pass
 
 
 def sources_prompt(answer: Answer) -> str:

@@ -31,7 +31,8 @@ from threadkeep.embed import Embedder
 from threadkeep.model import SKIPS_SHOWN, Chunk, Conversation, Document, Message, ReadResult, Skip, summarize_skips
 from threadkeep.readers import Limits, Plan, plan_path, read_units
 from threadkeep.store import ConversationRecord, Store, StoreError
-from threadkeep.store.base import BasedOn, ConcurrentWriteError, input_hash
+from threadkeep.store.base import BasedOn, ConcurrentWriteError
+from threadkeep.store.rows import input_hash
 from threadkeep.threads import ThreadSettings, build_threads
 from threadkeep.threads.exchanges import mark_turn_roles
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Any, Literal
 
@@ -41,6 +41,18 @@ class Conversation:
     source_format: str = ""
     metadata: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def project(self) -> str | None:
+        """The folder a coding assistant's session ran in, when it recorded one."""
+        return self.metadata.get("cwd") if self.kind == "assistant" else None
+
+    @property
+    def display_title(self) -> str:
+        """How the conversation is named wherever it is shown: its title, and for a coding assistant's
+        session (titled by its first question) also the project folder it ran in."""
+        title = self.title or self.ref
+        return f"{title} (in {self.project})" if self.project else title
+
 
 @dataclass(frozen=True, slots=True)
 class Message:
@@ -70,6 +82,25 @@ class Message:
     @property
     def is_media(self) -> bool:
         return self.kind in MEDIA_KINDS
+
+    def to_dict(self) -> dict[str, Any]:
+        """The one JSON shape of a normalized message (every field, times as ISO strings)."""
+        return {
+            "id": self.id,
+            "conversation": self.conversation,
+            "sender": self.sender,
+            "sent_at": self.sent_at.isoformat(),
+            "text": self.text,
+            "kind": self.kind,
+            "role": self.role,
+            "sender_name": self.sender_name,
+            "reply_to": self.reply_to,
+            "mentions": list(self.mentions),
+            "recalled": self.recalled,
+            "edited_at": _iso(self.edited_at),
+            "platform_thread": self.platform_thread,
+            "metadata": self.metadata,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +180,19 @@ class Thread:
     message_ids: tuple[str, ...]
     reply_to: dict[str, str] = field(default_factory=dict)
 
+    def to_dict(self, label: str) -> dict[str, Any]:
+        """The thread as JSON, named `label` (threads carry no id until a store keeps them)."""
+        return {
+            "thread": label,
+            "conversation": self.conversation,
+            "message_ids": list(self.message_ids),
+            "reply_to": self.reply_to,
+        }
+
+    def links(self, label: str) -> list[dict[str, Any]]:
+        """One record per message: its id, the thread it is in, and the message it answers."""
+        return [{"id": mid, "thread": label, "reply_to": self.reply_to.get(mid)} for mid in self.message_ids]
+
 
 @dataclass(frozen=True, slots=True)
 class Chunk:
@@ -171,6 +215,21 @@ class Chunk:
         """What full text indexes: `lexical_input` when set, else the embedding input."""
         return self.lexical_input or self.embedding_input
 
+    def to_dict(self) -> dict[str, Any]:
+        """The one JSON shape of a chunk: what people read and where it comes from (not what is indexed)."""
+        return {
+            "chunk_id": self.id,
+            "source_type": self.source_type,
+            "source_ref": self.source_ref,
+            "title": self.title,
+            "text": self.text,
+            "evidence_ids": _list(self.evidence_ids),
+            "occurred_at": self.occurred_at.isoformat(),
+            "resolution_state": self.resolution_state,
+            "has_unresolved_media": self.has_unresolved_media,
+            "heading_path": _list(self.heading_path),
+        }
+
 
 @dataclass(frozen=True, slots=True)
 class Hit:
@@ -179,6 +238,10 @@ class Hit:
     dense_score: float | None = None  # cosine similarity, when the chunk was a dense candidate
     lexical_rank: int | None = None
     dense_rank: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The one JSON shape of a search hit: its chunk and the fused score."""
+        return {**self.chunk.to_dict(), "score": self.score}
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,3 +260,110 @@ class Document:
     path: str
     sections: tuple[Section, ...]
     content_hash: str
+
+
+# --- listings: what a store lists, each with its one JSON shape -----------------------------------
+# Times are the ISO text as stored, with the UTC offset each was given.
+
+
+class _Listed:
+    """A listing whose JSON is every field it holds, in order."""
+
+    __slots__ = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {item.name: getattr(self, item.name) for item in fields(self)}
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationSummary:
+    """A conversation as listed: what it is, how many messages it holds, its earliest and latest
+    message in real time (not by their text)."""
+
+    ref: str
+    title: str
+    kind: str
+    source_format: str
+    messages: int
+    first_message_at: str | None
+    last_message_at: str | None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def conversation(self) -> Conversation:
+        return Conversation(self.ref, self.title, self.kind, self.source_format, self.metadata)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Named as shown everywhere (`display_title`); of the metadata only the project folder."""
+        conversation = self.conversation
+        return {
+            "ref": self.ref,
+            "title": conversation.display_title,
+            "kind": self.kind,
+            "source_format": self.source_format,
+            "messages": self.messages,
+            "first_message_at": self.first_message_at,
+            "last_message_at": self.last_message_at,
+            "project": conversation.project,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentSummary(_Listed):
+    """A document as listed: its id (for `remove`), title, file and last update."""
+
+    id: str
+    title: str
+    path: str
+    updated_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class ForgottenConversation(_Listed):
+    """What the store keeps of a conversation forgotten on request: never its messages."""
+
+    conversation: str
+    title: str
+    source_format: str
+    messages: int
+    forgotten_at: str
+
+
+FORGOTTEN_REASON = "forgotten on request"
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewItem(_Listed):
+    """Something a person may want to look at: a flagged message (with what the store holds of it,
+    None when it holds nothing), or a conversation forgotten on request (`message_id` None, with the
+    conversation's title and message count)."""
+
+    conversation: str
+    message_id: str | None
+    reason: str
+    flagged_at: str
+    sender_name: str | None = None
+    sender: str | None = None
+    sent_at: str | None = None
+    text: str | None = None
+    title: str | None = None
+    messages: int | None = None
+
+    @classmethod
+    def forgotten(cls, record: ForgottenConversation) -> ReviewItem:
+        return cls(
+            record.conversation,
+            None,
+            FORGOTTEN_REASON,
+            record.forgotten_at,
+            title=record.title,
+            messages=record.messages,
+        )
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return moment.isoformat() if moment is not None else None
+
+
+def _list(values: tuple[str, ...] | None) -> list[str] | None:
+    return list(values) if values is not None else None

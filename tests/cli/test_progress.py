@@ -62,7 +62,7 @@ def test_ctrl_c_stops_and_says_what_was_kept(cli, tmp_path: Path, default_db: Pa
     assert "stopped: 2 conversations stored completely" in result.stderr
     assert "Run the same command again" in result.stderr
     with KnowledgeBase.open(default_db) as kb:
-        assert sorted(item["ref"] for item in kb.store.list_conversations()) == ["c-1", "c-2"]
+        assert sorted(item.ref for item in kb.store.list_conversations()) == ["c-1", "c-2"]
         assert kb.check() == []
     monkeypatch.setattr(threadkeep.ingest, "rebuild_conversation", rebuild)
     finished = cli("ingest", "-q", str(bundle))

@@ -25,6 +25,7 @@ from contract.backends import rows
 from threadkeep.api import KnowledgeBase
 from threadkeep.embed import HashEmbedder
 from threadkeep.store import Store, open_store
+from threadkeep.store.base import ReviewItem
 
 CONVERSATIONS = 12
 MESSAGES = 16
@@ -147,8 +148,8 @@ def check_between(location: str, operation: str, before: dict, after: dict) -> b
     return 0 < done < len(after)
 
 
-def without_times(items: list[dict]) -> list[dict]:
-    return [{key: value for key, value in item.items() if key != "flagged_at"} for item in items]
+def without_times(items: list[ReviewItem]) -> list[dict]:
+    return [{key: value for key, value in item.to_dict().items() if key != "flagged_at"} for item in items]
 
 
 def rerun(location: str, command: str, path: Path) -> None:

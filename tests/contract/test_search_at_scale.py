@@ -13,7 +13,7 @@ import pytest
 from contract.backends import is_postgres
 from threadkeep.model import Chunk, Conversation, Document
 from threadkeep.store import SearchFilters, open_store
-from threadkeep.store.base import input_hash
+from threadkeep.store.rows import input_hash
 
 DIM = 384
 START = datetime(2026, 1, 1, tzinfo=UTC)

@@ -21,7 +21,7 @@ from threadkeep.api import KnowledgeBase
 from threadkeep.embed import HashEmbedder, get_embedder
 from threadkeep.model import Chunk, Conversation
 from threadkeep.store import SearchFilters, StoreError, open_store
-from threadkeep.store.base import input_hash
+from threadkeep.store.rows import input_hash
 from threadkeep.text import cjk_bigrams, content_tokens
 
 NOW = datetime(2026, 5, 18, tzinfo=UTC)
@@ -161,9 +161,9 @@ def test_stored_messages_and_conversations_read_back_as_written(store_location, 
         record = kb.store.conversation_record("g-1")
         assert record is not None and record.conversation.title == "客户群"
         (listed,) = kb.store.list_conversations()
-        assert listed["ref"] == "g-1" and listed["messages"] == 2
-        assert listed["first_message_at"] == "2026-05-14T10:00:00+08:00"
-        assert listed["last_message_at"] == "2026-05-14T10:01:00+08:00"
+        assert listed.ref == "g-1" and listed.messages == 2
+        assert listed.first_message_at == "2026-05-14T10:00:00+08:00"
+        assert listed.last_message_at == "2026-05-14T10:01:00+08:00"
         assert kb.store.conversation_record("nope") is None and kb.store.load_messages("nope") == []
 
 
@@ -375,20 +375,20 @@ def test_documents_ingest_replace_and_remove(store_location, tmp_path):
         report = kb.ingest(docs)
         listed = kb.store.list_documents()
         assert report.documents == len(listed) == 3 and report.documents_rebuilt == 3
-        assert [item["id"] for item in listed] == sorted(item["id"] for item in listed)
+        assert [item.id for item in listed] == sorted(item.id for item in listed)
         stats = kb.stats()
         assert stats["documents"] == 3 and stats["document_chunks"] == stats["chunks"] > 3
         assert kb.store.integrity_problems() == []
-        faq = next(item for item in listed if "FAQ" in item["id"])
-        others = {item["id"]: chunk_snapshot(kb.store, item["id"]) for item in listed if item is not faq}
-        faq_before = chunk_ids(kb.store, faq["id"])
+        faq = next(item for item in listed if "FAQ" in item.id)
+        others = {item.id: chunk_snapshot(kb.store, item.id) for item in listed if item is not faq}
+        faq_before = chunk_ids(kb.store, faq.id)
 
         assert kb.ingest(docs).documents_rebuilt == 0
         path = docs / "常见问题FAQ.md"
         path.write_text(path.read_text(encoding="utf-8").replace("结束任务", "结束进程"), encoding="utf-8")
         calls = embedder.passages
         assert kb.ingest(docs).documents_rebuilt == 1
-        faq_after = chunk_ids(kb.store, faq["id"])
+        faq_after = chunk_ids(kb.store, faq.id)
         assert len(faq_after) == len(faq_before) and len(set(faq_after) - set(faq_before)) == 1
         assert embedder.passages == calls + 1  # only the edited section is embedded again
         assert {doc: chunk_snapshot(kb.store, doc) for doc in others} == others
@@ -396,9 +396,9 @@ def test_documents_ingest_replace_and_remove(store_location, tmp_path):
         section = kb.search("点击托盘图标没有反应怎么处理", k=3, filters=SearchFilters(source_type="document"), now=NOW)
         assert section and all(hit.chunk.heading_path for hit in section)
 
-        assert kb.store.remove_document(faq["id"]) is True
-        assert kb.store.remove_document(faq["id"]) is False
-        assert chunk_ids(kb.store, faq["id"]) == [] and kb.store.document_hash(faq["id"]) is None
+        assert kb.store.remove_document(faq.id) is True
+        assert kb.store.remove_document(faq.id) is False
+        assert chunk_ids(kb.store, faq.id) == [] and kb.store.document_hash(faq.id) is None
         assert len(kb.store.list_documents()) == 2
         assert kb.stats()["document_chunks"] == stats["document_chunks"] - len(faq_before)
         assert kb.store.integrity_problems() == []
@@ -416,11 +416,11 @@ def test_review_flags_are_kept_once_and_joined_with_their_message(store_location
         kb.store.flag_for_review("g-1", "gone", "missing from the latest export", flagged_at + timedelta(hours=1))
         items = kb.store.review_items()
         assert kb.stats()["messages"] == 6  # flagging deletes nothing
-    assert [(item["conversation"], item["message_id"]) for item in items] == [("g-2", "b1"), ("g-1", "gone")]
+    assert [(item.conversation, item.message_id) for item in items] == [("g-2", "b1"), ("g-1", "gone")]
     first = items[0]
-    assert first["reason"] == "missing from the latest export" and first["flagged_at"] == flagged_at.isoformat()
-    assert first["sender_name"] == "老王" and first["sender"] == "u4" and first["text"] == "发票怎么开？"
-    assert items[1]["text"] is None and items[1]["sender"] is None
+    assert first.reason == "missing from the latest export" and first.flagged_at == flagged_at.isoformat()
+    assert first.sender_name == "老王" and first.sender == "u4" and first.text == "发票怎么开？"
+    assert items[1].text is None and items[1].sender is None
 
 
 def test_integrity_problems_name_chunks_citing_missing_messages(store_location):
@@ -505,7 +505,7 @@ def test_two_processes_ingesting_different_conversations_both_succeed(store_loca
     assert [report[1] for report in reports] == [1, 1]
     store = open_store(store_location)
     try:
-        refs = [item["ref"] for item in store.list_conversations()]
+        refs = [item.ref for item in store.list_conversations()]
         assert refs == ["left", "right"]
         assert store.stats()["messages"] == 300
         assert store.integrity_problems() == []

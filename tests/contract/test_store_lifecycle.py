@@ -32,16 +32,16 @@ def test_the_same_documents_from_another_folder_are_not_duplicated(store_locatio
     with KnowledgeBase.open(store_location, HashEmbedder(64)) as kb:
         first = kb.ingest(SAMPLES / "docs")
         assert first.documents == 3
-        before = {item["id"] for item in kb.store.list_documents()}
+        before = {item.id for item in kb.store.list_documents()}
         # The parent folder as root: other relative paths, same files.
         kb.ingest(SAMPLES)
         # A copy somewhere else: other absolute paths, same content.
         again = kb.ingest(_docs_copy(tmp_path, "copy"))
         assert again.documents == 3
         documents = kb.store.list_documents()
-        sample_docs = [item for item in documents if item["id"] in before]
+        sample_docs = [item for item in documents if item.id in before]
         assert len(sample_docs) == 3
-        assert {item["id"] for item in documents} - before <= {"support_group/README.md"}
+        assert {item.id for item in documents} - before <= {"support_group/README.md"}
         hits = kb.search("E1024 文件名", k=20, filters=SearchFilters(source_type="document"))
         chunk_ids = [hit.chunk.id for hit in hits]
         assert len(chunk_ids) == len(set(chunk_ids))
@@ -61,8 +61,8 @@ def test_a_moved_file_is_the_same_document(store_location: str, tmp_path: Path) 
         (folder / "setup.md").rename(moved)
         kb.ingest(moved.parent)
         [after] = kb.store.list_documents()
-        assert after["id"] == before["id"]
-        assert after["path"] == str(moved.resolve())
+        assert after.id == before.id
+        assert after.path == str(moved.resolve())
 
 
 def test_an_edited_file_in_place_stays_one_document(store_location: str, tmp_path: Path) -> None:
@@ -75,7 +75,7 @@ def test_an_edited_file_in_place_stays_one_document(store_location: str, tmp_pat
         page.write_text("# FAQ\n\nNew answer.\n", encoding="utf-8")
         report = kb.ingest(page)
         assert report.documents_rebuilt == 1
-        assert [item["id"] for item in kb.store.list_documents()] == ["faq.md"]
+        assert [item.id for item in kb.store.list_documents()] == ["faq.md"]
 
 
 def test_different_files_with_the_same_name_keep_apart(store_location: str, tmp_path: Path) -> None:
@@ -85,7 +85,7 @@ def test_different_files_with_the_same_name_keep_apart(store_location: str, tmp_
     with KnowledgeBase.open(store_location, HashEmbedder(64)) as kb:
         kb.ingest(tmp_path / "alpha")
         kb.ingest(tmp_path / "beta")
-        ids = sorted(item["id"] for item in kb.store.list_documents())
+        ids = sorted(item.id for item in kb.store.list_documents())
         assert ids == ["README.md", "beta/README.md"]
 
 
@@ -106,10 +106,10 @@ def test_forgetting_a_conversation_removes_it_and_leaves_a_record(store_location
     with KnowledgeBase.open(store_location, HashEmbedder(64)) as kb:
         kb.ingest(bundle)
         kb.store.flag_for_review("g-1", "a1", "missing from the latest export", when)
-        listed = {item["ref"]: item for item in kb.store.list_conversations()}
-        assert listed["g-1"]["metadata"] == {} and listed["g-1"]["title"] == "客户群"
+        listed = {item.ref: item for item in kb.store.list_conversations()}
+        assert listed["g-1"].metadata == {} and listed["g-1"].title == "客户群"
         record = kb.store.forget_conversation("g-1", when)
-        assert record == {
+        assert record is not None and record.to_dict() == {
             "conversation": "g-1",
             "title": "客户群",
             "source_format": "bundle",
@@ -117,7 +117,7 @@ def test_forgetting_a_conversation_removes_it_and_leaves_a_record(store_location
             "forgotten_at": when.isoformat(),
         }
         assert kb.store.forget_conversation("g-1", when) is None
-        assert [item["ref"] for item in kb.store.list_conversations()] == ["g-2"]
+        assert [item.ref for item in kb.store.list_conversations()] == ["g-2"]
         assert kb.store.load_messages("g-1") == [] and kb.store.conversation_record("g-1") is None
         assert kb.store.review_items() == []
         assert kb.store.forgotten_conversations() == [record]
@@ -125,4 +125,4 @@ def test_forgetting_a_conversation_removes_it_and_leaves_a_record(store_location
         assert kb.check() == []
         # The export still holds it: ingesting it again brings it back.
         assert kb.ingest(bundle).conversations_rebuilt == 1
-        assert {item["ref"] for item in kb.store.list_conversations()} == {"g-1", "g-2"}
+        assert {item.ref for item in kb.store.list_conversations()} == {"g-1", "g-2"}

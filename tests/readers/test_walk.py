@@ -67,7 +67,7 @@ def test_ingest_of_a_mixed_folder_stores_chats_and_documents(tmp_path):
         assert report.documents == 2 and set(report.formats) == {"slack", "chatgpt", "whatsapp", "document"}
         assert report.messages_read == sum(count for name, count in report.formats.items() if name != "document")
         assert [skip.file for skip in report.not_read if "binary" in skip.reason] == ["tool.bin"]
-        assert {item["id"] for item in kb.store.list_documents()} == {"docs/faq.md", "docs/install.md"}
+        assert {item.id for item in kb.store.list_documents()} == {"docs/faq.md", "docs/install.md"}
 
 
 def test_the_packaged_samples_folder_reads_its_chat_and_its_documents(tmp_path):
@@ -168,7 +168,7 @@ def test_a_zip_is_walked_like_a_folder_and_paths_name_the_zip(tmp_path):
         assert report.documents == 2 and report.messages_read == len(read_path(root).messages)
         documents = kb.store.list_documents()
     expected = {f"exports.zip/exports/docs/{name}" for name in ("faq.md", "install.md")}
-    assert {item["id"] for item in documents} == expected
+    assert {item.id for item in documents} == expected
     paths = [str(skip.file) for skip in [*report.skipped, *report.not_read]]
     assert all("threadkeep-zip-" not in path and str(tmp_path) not in path for path in paths)
 

@@ -16,8 +16,9 @@ from fastapi.testclient import TestClient
 
 from threadkeep.api import KnowledgeBase
 from threadkeep.cli import main
+from threadkeep.errors import ConfigurationError
 from threadkeep.generate import Endpoint
-from threadkeep.server.http import MAX_BODY_BYTES, ConfigError, check_binding, create_app, is_loopback
+from threadkeep.server.http import MAX_BODY_BYTES, check_binding, create_app, is_loopback
 from threadkeep.server.service import MAX_K, MAX_QUERY_CHARS, IngestRoots, Service
 
 from .conftest import ASK_QUESTION, OFF_TOPIC_QUESTION, free_port, wait_for_port
@@ -284,10 +285,10 @@ def test_binding_rule():
         check_binding(host, None)
     for host in ("0.0.0.0", "::", "192.168.1.20", "example.org", ""):
         assert not is_loopback(host), host
-        with pytest.raises(ConfigError, match="without a token"):
+        with pytest.raises(ConfigurationError, match="without a token"):
             check_binding(host, None)
         check_binding(host, TOKEN)
-    with pytest.raises(ConfigError, match="at least 16"):
+    with pytest.raises(ConfigurationError, match="at least 16"):
         check_binding("0.0.0.0", "short")
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from importlib.metadata import version
 from pathlib import Path
@@ -32,11 +33,15 @@ def setup(sample_db: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str
     return {"db": copy_db(sample_db, folder / "store"), "allowed": allowed, "outside": outside}
 
 
+# The server runs the sources under test, also when they come first on PYTHONPATH.
+SOURCES = {"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else {}
+
+
 def server_parameters(setup: dict[str, Path], *extra: str) -> StdioServerParameters:
     return StdioServerParameters(
         command=sys.executable,
         args=["-m", "threadkeep.cli", "mcp", "--db", str(setup["db"]), *extra],
-        env={"THREADKEEP_EMBEDDER": E5Embedder.name, "THREADKEEP_MCP_INGEST_ROOTS": str(setup["allowed"])},
+        env={"THREADKEEP_EMBEDDER": E5Embedder.name, "THREADKEEP_MCP_INGEST_ROOTS": str(setup["allowed"]), **SOURCES},
     )
 
 
@@ -126,7 +131,7 @@ def test_handshake_era_clients_and_no_ingest_folders(setup):
 
     async def session() -> None:
         parameters = server_parameters(setup)
-        parameters.env = {"THREADKEEP_EMBEDDER": E5Embedder.name}
+        parameters.env = {"THREADKEEP_EMBEDDER": E5Embedder.name, **SOURCES}
         async with Client(parameters, mode="legacy", read_timeout_seconds=120) as client:
             tools = {tool.name: tool for tool in (await client.list_tools()).tools}
             assert set(tools) == TOOLS

@@ -18,7 +18,8 @@ from docx.table import Table
 from docx.text.paragraph import Paragraph
 from lxml import etree
 
-from threadkeep.documents import DocumentError, ParsedDocument, SectionBuilder, pipe_table
+from threadkeep.documents._parse import ParsedDocument, SectionBuilder, pipe_table
+from threadkeep.errors import DocumentError
 
 # Word stores built-in style names in English whatever the UI language; "标题 N" covers
 # documents whose styles were created by a Chinese WPS/Word as custom styles.

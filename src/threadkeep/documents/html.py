@@ -15,7 +15,7 @@ from pathlib import Path
 import lxml.html
 from lxml import etree
 
-from threadkeep.documents import (
+from threadkeep.documents._parse import (
     DocumentError,
     ParsedDocument,
     SectionBuilder,

@@ -17,7 +17,8 @@ import yaml
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from threadkeep.documents import DocumentError, ParsedDocument, SectionBuilder, decode_text, parse_date
+from threadkeep.documents._parse import ParsedDocument, SectionBuilder, decode_text, parse_date
+from threadkeep.errors import DocumentError
 
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?\n)?(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.DOTALL)
 _COMMENT_ONLY = re.compile(r"\A\s*<!--.*?-->\s*\Z", re.DOTALL)

@@ -17,7 +17,8 @@ from pypdf import PdfReader
 from pypdf.errors import PyPdfError
 from pypdf.generic import Destination
 
-from threadkeep.documents import DocumentError, ParsedDocument, SectionBuilder
+from threadkeep.documents._parse import ParsedDocument, SectionBuilder
+from threadkeep.errors import DocumentError
 
 PAGE_HEADING = "Page {number}"
 # Titles some PDF producers write instead of the real one.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from threadkeep.documents import ParsedDocument, SectionBuilder, decode_text
+from threadkeep.documents._parse import ParsedDocument, SectionBuilder, decode_text
 
 _BLANK_LINES = re.compile(r"\n[ \t\u3000]*\n\s*")
 

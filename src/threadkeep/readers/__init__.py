@@ -27,6 +27,7 @@ from functools import cache
 from pathlib import Path, PurePosixPath
 from types import ModuleType
 
+from threadkeep.errors import ArchiveError, UnknownFormatError
 from threadkeep.model import Conversation, ReadResult, Skip
 from threadkeep.readers._io import decode, json_error_reason, loads, max_file_bytes, size_text
 
@@ -108,14 +109,6 @@ _HEAD_BYTES = 8192
 _COPY_CHUNK = 1 << 20
 # Below this size a zip member may be compressed any amount (tiny files of spaces compress 100:1).
 _RATIO_FREE_BYTES = 10 << 20
-
-
-class UnknownFormatError(ValueError):
-    pass
-
-
-class ArchiveError(ValueError):
-    """A zip that cannot be opened safely: damaged, or past the expansion limits."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -678,4 +671,3 @@ def read_path(
             for unit in plan.document_units()
         )
     return result
-

@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from threadkeep.errors import FileTooLargeError
 from threadkeep.model import ReadResult, Skip
 
 MAX_LINE_CHARS = 5_000_000
@@ -25,16 +26,6 @@ MAX_LINE_CHARS = 5_000_000
 DEFAULT_MAX_FILE_BYTES = 1 << 30
 max_file_bytes: contextvars.ContextVar[int] = contextvars.ContextVar("max_file_bytes", default=DEFAULT_MAX_FILE_BYTES)
 _SPACE = re.compile(r"[ \t\r\n]*")
-
-
-class FileTooLargeError(OSError):
-    """A file above the size limit: refused before it is read into memory."""
-
-    def __init__(self, path: Path, size: int, limit: int) -> None:
-        self.size = size
-        self.limit = limit
-        super().__init__(f"file of {size_text(size)} is larger than the {size_text(limit)} limit (--max-file-size)")
-        self.strerror = str(self)
 
 
 def size_text(size: int) -> str:
@@ -95,7 +86,8 @@ def read_bytes(path: Path) -> bytes:
     limit = max_file_bytes.get()
     size = path.stat().st_size
     if size > limit:
-        raise FileTooLargeError(path, size, limit)
+        message = f"file of {size_text(size)} is larger than the {size_text(limit)} limit (--max-file-size)"
+        raise FileTooLargeError(message, size, limit)
     return path.read_bytes()
 
 

@@ -27,6 +27,7 @@ from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from threadkeep.errors import ConfigurationError, ThreadkeepError
 from threadkeep.generate import Endpoint
 from threadkeep.server.service import (
     DEFAULT_ASK_K,
@@ -38,7 +39,7 @@ from threadkeep.server.service import (
     MAX_REF_CHARS,
     IngestRoots,
     Service,
-    ServiceError,
+    http_status,
 )
 
 DEFAULT_HOST = "127.0.0.1"
@@ -71,10 +72,6 @@ SECURITY_HEADERS = [
 Ref = Annotated[str | None, Query(max_length=MAX_REF_CHARS)]
 
 
-class ConfigError(ValueError):
-    """The server was asked to start in a way it refuses (e.g. a public address without a token)."""
-
-
 def is_loopback(host: str) -> bool:
     host = host.strip("[]")
     if host == "localhost":
@@ -87,9 +84,9 @@ def is_loopback(host: str) -> bool:
 
 def check_binding(host: str, token: str | None) -> None:
     if token is not None and len(token) < MIN_TOKEN_CHARS:
-        raise ConfigError(f"the token must be at least {MIN_TOKEN_CHARS} characters long")
+        raise ConfigurationError(f"the token must be at least {MIN_TOKEN_CHARS} characters long")
     if not is_loopback(host) and not token:
-        raise ConfigError(
+        raise ConfigurationError(
             f"refusing to listen on {host} without a token: anyone who can reach it could read the knowledge base. "
             "Pass --token (or set THREADKEEP_TOKEN), or listen on 127.0.0.1."
         )
@@ -224,9 +221,9 @@ def create_app(service: Service, token: str | None = None) -> FastAPI:
     )
     app.add_middleware(GuardMiddleware, token=token)
 
-    @app.exception_handler(ServiceError)
-    async def service_error(request: Any, error: ServiceError) -> JSONResponse:
-        return error_response(error.status, error.message)
+    @app.exception_handler(ThreadkeepError)
+    async def threadkeep_error(request: Any, error: ThreadkeepError) -> JSONResponse:
+        return error_response(http_status(error), service.describe(error))
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(request: Any, error: RequestValidationError) -> JSONResponse:

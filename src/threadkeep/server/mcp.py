@@ -17,6 +17,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
+from threadkeep.errors import ThreadkeepError
 from threadkeep.server.service import (
     DEFAULT_ASK_K,
     DEFAULT_SEARCH_K,
@@ -25,7 +26,6 @@ from threadkeep.server.service import (
     MAX_REF_CHARS,
     IngestRoots,
     Service,
-    ServiceError,
 )
 
 INGEST_ROOTS_ENV = "THREADKEEP_MCP_INGEST_ROOTS"
@@ -47,11 +47,12 @@ Conversation = Annotated[
 ]
 
 
-def _call(operation: Callable[[], dict]) -> dict:
+def _call(service: Service, operation: Callable[[], dict]) -> dict:
+    """The operation's result, or a tool error with the message a client may see."""
     try:
         return operation()
-    except ServiceError as error:
-        raise ToolError(error.message) from error
+    except ThreadkeepError as error:
+        raise ToolError(service.describe(error)) from error
 
 
 def without_rendering(answer: dict) -> dict:
@@ -86,7 +87,7 @@ def build_server(service: Service) -> MCPServer:
             Field(ge=1, le=MAX_K, description="Up to this many documents and chat threads each, interleaved."),
         ] = None,
     ) -> dict[str, Any]:
-        return _call(lambda: service.search(query, k, conversation, source_type, per_source))
+        return _call(service, lambda: service.search(query, k, conversation, source_type, per_source))
 
     @server.tool(
         annotations=read_only,
@@ -110,7 +111,7 @@ def build_server(service: Service) -> MCPServer:
         k: Annotated[int, Field(ge=1, le=MAX_K, description="How many passages to consider.")] = DEFAULT_ASK_K,
         conversation: Conversation = None,
     ) -> dict[str, Any]:
-        return _call(lambda: without_rendering(service.ask(question, k, conversation)))
+        return _call(service, lambda: without_rendering(service.ask(question, k, conversation)))
 
     @server.tool(
         annotations=read_only,
@@ -129,7 +130,7 @@ def build_server(service: Service) -> MCPServer:
             str | None, Field(description="A message id in that conversation.", max_length=MAX_REF_CHARS)
         ] = None,
     ) -> dict[str, Any]:
-        return _call(lambda: service.thread(chunk_id, conversation, message_id))
+        return _call(service, lambda: service.thread(chunk_id, conversation, message_id))
 
     @server.tool(
         annotations=read_only,
@@ -139,14 +140,14 @@ def build_server(service: Service) -> MCPServer:
         ),
     )
     def list_conversations() -> dict[str, Any]:
-        return _call(service.conversations)
+        return _call(service, service.conversations)
 
     @server.tool(
         annotations=read_only,
         description="List the documents in the knowledge base: id, title, path and last update date.",
     )
     def list_documents() -> dict[str, Any]:
-        return _call(service.documents)
+        return _call(service, service.documents)
 
     @server.tool(
         annotations=read_only,
@@ -156,7 +157,7 @@ def build_server(service: Service) -> MCPServer:
         ),
     )
     def stats() -> dict[str, Any]:
-        return _call(service.stats)
+        return _call(service, service.stats)
 
     @server.tool(
         annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=True),
@@ -173,7 +174,7 @@ def build_server(service: Service) -> MCPServer:
             str | None, Field(description="Force a reader (e.g. `document`); normally detected.", max_length=64)
         ] = None,
     ) -> dict[str, Any]:
-        return _call(lambda: service.ingest(path, format))
+        return _call(service, lambda: service.ingest(path, format))
 
     return server
 

@@ -15,22 +15,32 @@ to the ingest folder that holds them, the store by its file or database name.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import multiprocessing
 import os
 import re
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable, Iterator
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from threadkeep.api import KnowledgeBase, hit_to_dict
+from threadkeep.api import KnowledgeBase, SearchFilters, search_to_dict
 from threadkeep.embed import Embedder
-from threadkeep.generate import Endpoint, GenerationError
+from threadkeep.errors import (
+    ConfigurationError,
+    GenerationError,
+    InputError,
+    NotFoundError,
+    RefusedError,
+    StoreError,
+    ThreadkeepError,
+)
+from threadkeep.generate import Endpoint
 from threadkeep.ingest import IngestReport
+from threadkeep.model import DocumentSummary
 from threadkeep.readers import format_names
-from threadkeep.store import SearchFilters, StoreError
 
 MAX_QUERY_CHARS = 2_000
 MAX_K = 50
@@ -43,24 +53,17 @@ SOURCE_TYPES = ("chat", "document")
 MAX_CONTEXT = 20  # messages shown before and after a thread
 
 
-class ServiceError(Exception):
-    """A request the service will not or cannot carry out; `status` is the HTTP status that fits."""
-
-    status = 400
-
-    def __init__(self, message: str, status: int | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        if status is not None:
-            self.status = status
+# The HTTP status of each kind of error (the first that applies); any other is the server's fault.
+HTTP_STATUS: tuple[tuple[type[ThreadkeepError], int], ...] = (
+    (NotFoundError, 404),
+    (RefusedError, 403),
+    (InputError, 400),
+    (GenerationError, 502),
+)
 
 
-class NotFound(ServiceError):
-    status = 404
-
-
-class Refused(ServiceError):
-    status = 403
+def http_status(error: ThreadkeepError) -> int:
+    return next((status for kind, status in HTTP_STATUS if isinstance(error, kind)), 500)
 
 
 class IngestRoots:
@@ -73,7 +76,7 @@ class IngestRoots:
                 continue
             path = Path(root).expanduser()
             if not path.is_dir():
-                raise ValueError(f"ingest folder {str(root)!r} is not an existing folder")
+                raise ConfigurationError(f"ingest folder {str(root)!r} is not an existing folder")
             resolved.append(path.resolve())
         self.roots: tuple[Path, ...] = tuple(dict.fromkeys(resolved))
 
@@ -113,22 +116,24 @@ class IngestRoots:
         return text
 
     def check(self, requested: str) -> Path:
-        """The resolved path when it lies inside an allowed folder, else `Refused` (or `NotFound`)."""
+        """The resolved path when it lies inside an allowed folder, else `RefusedError` (or `NotFoundError`)."""
         if not self.roots:
-            raise Refused("ingest is disabled: the server has no allowed folders (start it with --ingest-root PATH)")
+            raise RefusedError(
+                "ingest is disabled: the server has no allowed folders (start it with --ingest-root PATH)"
+            )
         if not requested or not requested.strip():
-            raise ServiceError("give a path to ingest")
+            raise InputError("give a path to ingest")
         if len(requested) > MAX_PATH_CHARS or "\x00" in requested:
-            raise ServiceError("the path is not a valid path")
+            raise InputError("the path is not a valid path")
         candidate = Path(requested)
         if not candidate.is_absolute():
             candidate = self.roots[0] / candidate
         # Refuse before looking at existence, so nothing is revealed about files outside the folders.
         resolved = candidate.resolve()
         if not self.contains(resolved):
-            raise Refused(f"{requested!r} is outside the folders this server may ingest from ({self.describe()})")
+            raise RefusedError(f"{requested!r} is outside the folders this server may ingest from ({self.describe()})")
         if not resolved.exists():
-            raise NotFound(f"{requested!r} does not exist")
+            raise NotFoundError(f"{requested!r} does not exist")
         if resolved.is_dir():
             self._check_links(resolved, requested)
         return resolved
@@ -140,18 +145,20 @@ class IngestRoots:
             for name in (*dirs, *files):
                 seen += 1
                 if seen > MAX_FOLDER_ENTRIES:
-                    raise ServiceError(f"{requested!r} holds more than {MAX_FOLDER_ENTRIES} entries")
+                    raise InputError(f"{requested!r} holds more than {MAX_FOLDER_ENTRIES} entries")
                 entry = Path(parent) / name
                 if entry.is_symlink() and not self.contains(entry.resolve()):
                     relative = entry.relative_to(folder)
-                    raise Refused(f"{requested!r} holds a link ({relative}) that points outside the allowed folders")
+                    raise RefusedError(
+                        f"{requested!r} holds a link ({relative}) that points outside the allowed folders"
+                    )
 
 
 def check_text(value: str, name: str, limit: int = MAX_QUERY_CHARS) -> str:
     if not isinstance(value, str) or not value.strip():
-        raise ServiceError(f"{name} is empty")
+        raise InputError(f"{name} is empty")
     if len(value) > limit:
-        raise ServiceError(f"{name} is too long: {len(value)} characters, at most {limit}")
+        raise InputError(f"{name} is too long: {len(value)} characters, at most {limit}")
     return value.strip()
 
 
@@ -159,13 +166,13 @@ def check_ref(value: str | None, name: str) -> str | None:
     if value is None or value == "":
         return None
     if len(value) > MAX_REF_CHARS:
-        raise ServiceError(f"{name} is too long: at most {MAX_REF_CHARS} characters")
+        raise InputError(f"{name} is too long: at most {MAX_REF_CHARS} characters")
     return value
 
 
 def check_k(k: int, name: str = "k") -> int:
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
-        raise ServiceError(f"{name} must be a whole number from 1 to {MAX_K}")
+        raise InputError(f"{name} must be a whole number from 1 to {MAX_K}")
     return k
 
 
@@ -198,12 +205,13 @@ class Service:
 
     def public_text(self, text: str) -> str:
         """A message as a client may see it: no ingest folder's path, the store by its name only."""
-        store = self.kb.store
-        text = self.ingest_roots.public_text(text.replace(store.address, store.name))
-        return POSTGRES_URL.sub(store.name, text)
+        text = self.ingest_roots.public_text(text.replace(self.kb.location, self.kb.name))
+        return POSTGRES_URL.sub(self.kb.name, text)
 
-    def _errors(self) -> _StoreErrors:
-        return _StoreErrors(self.public_text)
+    def describe(self, error: ThreadkeepError) -> str:
+        """An error's message as a client may see it (see `public_text`)."""
+        message = f"store error: {error}" if isinstance(error, StoreError) else str(error)
+        return self.public_text(message)
 
     def search(
         self,
@@ -220,17 +228,17 @@ class Service:
             per_source = check_k(per_source, "per_source")
         conversation = check_ref(conversation, "conversation")
         if source_type is not None and source_type not in SOURCE_TYPES:
-            raise ServiceError(f"source_type must be one of {', '.join(SOURCE_TYPES)}")
+            raise InputError(f"source_type must be one of {', '.join(SOURCE_TYPES)}")
         filters = SearchFilters(conversation=conversation, source_type=source_type)
-        with self._lock, self._errors():
+        with self._lock, _missing_files():
             hits = self.kb.search(query, k=k, filters=filters, per_source=per_source)
-        return {"query": query, "hits": [hit_to_dict(hit) for hit in hits]}
+        return search_to_dict(query, hits)
 
     def ask(self, question: str, k: int = DEFAULT_ASK_K, conversation: str | None = None) -> dict:
         question = check_text(question, "question")
         k = check_k(k)
         filters = SearchFilters(conversation=check_ref(conversation, "conversation"))
-        with self._lock, self._errors():
+        with self._lock, _missing_files():
             try:
                 return self.kb.ask(question, k=k, filters=filters, endpoint=self.endpoint).to_dict()
             except GenerationError as error:
@@ -247,58 +255,63 @@ class Service:
         context: int = 0,
     ) -> dict:
         if isinstance(context, bool) or not isinstance(context, int) or not 0 <= context <= MAX_CONTEXT:
-            raise ServiceError(f"context must be a whole number from 0 to {MAX_CONTEXT}")
+            raise InputError(f"context must be a whole number from 0 to {MAX_CONTEXT}")
         chunk_id = check_ref(chunk_id, "chunk_id")
         conversation = check_ref(conversation, "conversation")
         message_id = check_ref(message_id, "message_id")
         if chunk_id is None and (conversation is None or message_id is None):
-            raise ServiceError("give a chunk_id, or a conversation and a message_id")
-        with self._lock, self._errors():
+            raise InputError("give a chunk_id, or a conversation and a message_id")
+        with self._lock, _missing_files():
             view = self.kb.thread(chunk_id=chunk_id, conversation=conversation, message_id=message_id, context=context)
-            known = chunk_id is not None and chunk_id in self.kb.store.get_chunks([chunk_id])
+            known = chunk_id is not None and self.kb.chunk(chunk_id) is not None
         if view is None:
             if chunk_id is not None and not known:
-                raise NotFound(f"unknown chunk_id {chunk_id!r}: use one from ask or search")
+                raise NotFoundError(f"unknown chunk_id {chunk_id!r}: use one from ask or search")
             if chunk_id is not None:
-                raise NotFound(f"chunk {chunk_id!r} is a document section: only chat chunks have a thread")
-            raise NotFound(f"no message {message_id!r} in conversation {conversation!r}")
+                raise NotFoundError(f"chunk {chunk_id!r} is a document section: only chat chunks have a thread")
+            raise NotFoundError(f"no message {message_id!r} in conversation {conversation!r}")
         return view.to_dict()
 
     def conversations(self) -> dict:
-        with self._lock, self._errors():
-            return {"conversations": self.kb.conversations()}
+        with self._lock, _missing_files():
+            listed = self.kb.conversations()
+        return {"conversations": [item.to_dict() for item in listed]}
 
     def documents(self) -> dict:
-        with self._lock, self._errors():
+        with self._lock, _missing_files():
             listed = self.kb.documents()
-        return {"documents": [{**item, "path": self.ingest_roots.public(item["path"])} for item in listed]}
+        return {"documents": [self._public_document(item).to_dict() for item in listed]}
 
     def stats(self) -> dict:
-        with self._lock, self._errors():
-            return {**self.kb.stats(), "location": self.kb.store.name}
+        with self._lock, _missing_files():
+            return self._public_stats(self.kb.stats())
 
     def overview(self) -> dict:
-        with self._lock, self._errors():
+        with self._lock, _missing_files():
             overview = self.kb.overview()
-        overview["stats"] = {**overview["stats"], "location": self.kb.store.name}
-        documents = overview["documents"]
-        overview["documents"] = [{**item, "path": self.ingest_roots.public(item["path"])} for item in documents]
-        return overview
+        documents = [self._public_document(item) for item in overview.documents]
+        return dataclasses.replace(overview, stats=self._public_stats(overview.stats), documents=documents).to_dict()
+
+    def _public_stats(self, figures: dict[str, object]) -> dict[str, object]:
+        return {**figures, "location": self.kb.name}
+
+    def _public_document(self, item: DocumentSummary) -> DocumentSummary:
+        return dataclasses.replace(item, path=self.ingest_roots.public(item.path))
 
     def ingest(self, path: str, format: str | None = None) -> dict:
         """Ingest in the worker process; searches go on meanwhile. The report names files relative to their folder."""
         if format is not None and format not in (*format_names(), "document"):
-            raise ServiceError(f"unknown format {format!r} (known: {', '.join([*format_names(), 'document'])})")
+            raise InputError(f"unknown format {format!r} (known: {', '.join([*format_names(), 'document'])})")
         resolved = self.ingest_roots.check(path)
-        with self._errors():
+        with _missing_files():
             try:
                 report = self._worker.ingest(resolved, format)
-            except FileNotFoundError as error:
-                raise NotFound(self.public_text(str(error))) from error
-            except ValueError as error:  # UnknownFormatError, a bad embedder name
-                raise ServiceError(self.public_text(str(error))) from error
+            except (ThreadkeepError, FileNotFoundError):
+                raise
+            except ValueError as error:
+                raise InputError(str(error)) from error
             except OSError as error:
-                raise ServiceError(self.public_text(f"cannot read {path!r}: {error.strerror or error}"), 500) from error
+                raise ThreadkeepError(f"cannot read {path!r}: {error.strerror or error}") from error
         # The report names files relative to the path ingested (a file: by its name); a client sees
         # them relative to the ingest folder, like the path it sent.
         base = resolved if resolved.is_dir() else resolved.parent
@@ -318,20 +331,13 @@ class Service:
 POSTGRES_URL = re.compile(r"postgres(?:ql)?://[^\s'\"(),;]+")
 
 
-class _StoreErrors:
-    """Store failures become a `ServiceError` carrying the store's own message, made public with `public`."""
-
-    def __init__(self, public: Callable[[str], str]) -> None:
-        self.public = public
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: object) -> None:
-        if isinstance(error, StoreError):
-            raise ServiceError(self.public(f"store error: {error}"), 500) from error
-        if isinstance(error, FileNotFoundError):
-            raise NotFound(self.public(str(error))) from error
+@contextlib.contextmanager
+def _missing_files() -> Iterator[None]:
+    """A file that went missing while a request used it is `NotFoundError`."""
+    try:
+        yield
+    except FileNotFoundError as error:
+        raise NotFoundError(str(error)) from error
 
 
 class IngestWorker:
@@ -358,7 +364,7 @@ class IngestWorker:
             except (EOFError, OSError) as error:  # the worker died mid-ingest
                 self._stop()
                 message = f"the ingest stopped unexpectedly ({type(error).__name__}); run it again"
-                raise ServiceError(message, 500) from error
+                raise ThreadkeepError(message) from error
         if not done:
             raise value
         return value
@@ -371,7 +377,7 @@ class IngestWorker:
         ours, theirs = context.Pipe()
         self._process = context.Process(
             target=_ingest_worker,
-            args=(theirs, self.kb.store.address, self.kb.embedder.name),
+            args=(theirs, self.kb.location, self.kb.embedder.name),
             name="threadkeep-ingest",
             daemon=True,
         )
@@ -414,7 +420,7 @@ def _ingest_worker(connection: Connection, location: str, embedder: str) -> None
             try:
                 kb = kb or KnowledgeBase.open(location, embedder)
                 outcome = (True, kb.ingest(path, format=format))
-            except (StoreError, OSError, ValueError) as error:  # what ingest raises for bad input or a bad store
+            except (ThreadkeepError, OSError, ValueError) as error:  # what ingest raises for bad input or a bad store
                 outcome = (False, error)
             connection.send(outcome)
     finally:

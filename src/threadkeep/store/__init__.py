@@ -12,11 +12,25 @@ from pathlib import Path
 
 from platformdirs import user_data_dir
 
-from threadkeep.store.base import ConversationRecord, SearchFilters, Store, StoreError, StoreNotFound
+from threadkeep.store.base import (
+    ConversationRecord,
+    ConversationSummary,
+    DocumentSummary,
+    ForgottenConversation,
+    ReviewItem,
+    SearchFilters,
+    StoreError,
+    StoreNotFound,
+)
+from threadkeep.store.sql import SQLStore as Store  # every backend is one
 from threadkeep.store.sqlite import SQLiteStore
 
 __all__ = [
     "ConversationRecord",
+    "ConversationSummary",
+    "DocumentSummary",
+    "ForgottenConversation",
+    "ReviewItem",
     "SearchFilters",
     "Store",
     "StoreError",

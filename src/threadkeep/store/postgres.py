@@ -1,13 +1,13 @@
 """The server store: PostgreSQL with pgvector, for teams and for more than one writer.
 
-Same tables and same behaviour as `SQLiteStore`; what differs is how:
+Same tables and same behaviour as `SQLiteStore`: both are `store.sql.SQLStore`. What differs is how:
 
 - Vectors live in a `vector` column. It has no dimension until an embedder is
   bound: the first `bind_embedder` turns it into `vector(N)` and builds the
   HNSW index (cosine), both need the dimension, and both happen once, under the
   schema lock, in the same transaction that records the model.
 - Chinese full text: the text is segmented in Python (jieba tokens and CJK
-  bigrams, exactly as for SQLite) and stored space-separated; generated columns
+  bigrams, `rows.search_terms`, as for SQLite) and stored space-separated; generated columns
   turn it into `tsvector`s with `to_tsvector('simple', ...)`, which splits on
   the spaces and keeps every token whole. GIN indexes serve `@@`.
 - Every conversation or document is replaced in one transaction, serialized
@@ -40,24 +40,9 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg.pq import Format
 from psycopg.types.json import Jsonb
 
-from threadkeep.model import Chunk, Conversation, Document, Message, Thread
-from threadkeep.store.base import (
-    BIGRAM_WEIGHT,
-    CHUNK_COLUMNS,
-    FORGOTTEN_KEYS,
-    NEWEST_MATCHES,
-    BasedOn,
-    ConversationRecord,
-    SearchFilters,
-    StoreError,
-    StoreNotFound,
-    chunk_from_row,
-    input_hash,
-    message_from_row,
-    plan_terms,
-    require_current,
-    thread_rows,
-)
+from threadkeep.store.base import BIGRAM_WEIGHT, NEWEST_MATCHES, SearchFilters, StoreError, StoreNotFound, plan_terms
+from threadkeep.store.rows import Table, Values
+from threadkeep.store.sql import SCHEMA, Migration, SQLStore, pending
 from threadkeep.text import cjk_bigrams, content_tokens
 
 INSTALL_HINT = "install it with `sudo bash scripts/install-pgvector.sh` (Debian) or your system's pgvector package"
@@ -66,8 +51,10 @@ INSTALL_HINT = "install it with `sudo bash scripts/install-pgvector.sh` (Debian)
 # no other application is likely to use ("thrdkeep").
 SCHEMA_LOCK = 0x7468_7264_6B65_6570
 
-MIGRATIONS: list[str] = [
-    """
+MIGRATIONS: list[Migration] = [
+    Migration(
+        "m001_initial",
+        """
     CREATE EXTENSION IF NOT EXISTS vector;
     CREATE TABLE meta (key text PRIMARY KEY, value text NOT NULL);
     CREATE TABLE conversations (
@@ -141,8 +128,11 @@ MIGRATIONS: list[str] = [
     CREATE INDEX chunks_time ON chunks (occurred_ts);
     CREATE INDEX chunks_words ON chunks USING gin (words);
     CREATE INDEX chunks_bigrams ON chunks USING gin (bigrams);
-    """,
-    """
+        """,
+    ),
+    Migration(
+        "m002_documents_and_review",
+        """
     CREATE TABLE documents (
         id text PRIMARY KEY,
         title text NOT NULL,
@@ -157,8 +147,11 @@ MIGRATIONS: list[str] = [
         flagged_at text NOT NULL,
         PRIMARY KEY (conversation, message_id, reason)
     );
-    """,
-    """
+        """,
+    ),
+    Migration(
+        "m003_known_documents_and_forgotten",
+        """
     ALTER TABLE documents ADD COLUMN file_hash text;
     UPDATE documents SET file_hash = split_part(content_hash, ':', 2);
     CREATE INDEX documents_path ON documents (path);
@@ -170,7 +163,15 @@ MIGRATIONS: list[str] = [
         messages integer NOT NULL,
         forgotten_at text NOT NULL
     );
-    """,
+        """,
+    ),
+    # A thread is looked up through its messages' thread_id.
+    Migration(
+        "m004_thread_lookup",
+        """
+    CREATE INDEX messages_thread ON messages (conversation, thread_id);
+        """,
+    ),
 ]
 
 # HNSW build parameters (pgvector's defaults, written down so a rebuild matches).
@@ -188,22 +189,6 @@ EXACT_SEARCH_FLOOR = 2_000
 MAX_SCAN_TUPLES = 20_000
 # How long the full-text term statistics (ANALYZE's most common elements) are reused.
 TERM_STATISTICS_SECONDS = 300.0
-
-CHUNK_COPY = (
-    "COPY chunks (id, source_type, source_ref, title, text, embedding_input, input_hash, embedding, occurred_at, "
-    "occurred_ts, started_at, heading_path, evidence_ids, resolution_state, has_unresolved_media, search_words, "
-    "search_bigrams) FROM STDIN (FORMAT BINARY)"
-)
-MESSAGE_COPY = (
-    "COPY messages (conversation, id, position, sender, sender_name, role, kind, sent_at, sent_ts, text, reply_to, "
-    "mentions, recalled, edited_at, platform_thread, metadata, thread_id) FROM STDIN (FORMAT BINARY)"
-)
-MESSAGE_TYPES = [
-    "text", "text", "int4", "text", "text", "text", "text", "text", "timestamptz", "text", "text",
-    "text[]", "bool", "text", "text", "jsonb", "text",
-]  # fmt: skip
-THREAD_COPY = "COPY threads (id, conversation, message_ids, reply_to, chunk_id) FROM STDIN (FORMAT BINARY)"
-THREAD_TYPES = ["text", "text", "text[]", "jsonb", "text"]
 
 
 def _clean(text: str) -> str:
@@ -265,8 +250,37 @@ class _VectorTextLoader(Loader):
         return np.array(body.split(b","), dtype=np.float32) if body else np.zeros(0, dtype=np.float32)
 
 
-class PostgresStore:
+# The type binary COPY sends each kind of column as (see `store.rows`; vectors: pgvector's own oid).
+COPY_TYPES: dict[str, str] = {
+    "key": "text", "text": "text", "time": "text", "int": "int4", "bool": "bool", "instant": "timestamptz",
+    "list": "text[]", "json": "jsonb",
+}  # fmt: skip
+
+
+# Lists are text[], objects jsonb, instants timestamptz; text loses NUL, which PostgreSQL cannot hold.
+VALUES = Values(encode={"text": _clean, "list": lambda items: [_clean(item) for item in items], "json": _json})
+
+
+def _placeholders(statement: str) -> str:
+    """`SQLStore`'s `?` placeholders as psycopg's; its statements hold no other `?` or `%`."""
+    return statement.replace("?", "%s")
+
+
+class _Writer:
+    """A transaction's cursor taking `SQLStore`'s statements."""
+
+    def __init__(self, cursor: psycopg.Cursor) -> None:
+        self.cursor = cursor
+
+    def execute(self, statement: str, params: Sequence[Any] = ()) -> psycopg.Cursor:
+        return self.cursor.execute(_placeholders(statement), params)
+
+
+class PostgresStore(SQLStore):
     """A store in one PostgreSQL database, selected by a `postgresql://` URL."""
+
+    values = VALUES
+    VECTOR_DIMS = "vector_dims(embedding)"
 
     def __init__(self, url: str, create: bool = True) -> None:
         self.url = self.address = url
@@ -318,18 +332,15 @@ class PostgresStore:
                 "CREATE TABLE IF NOT EXISTS schema_migrations "
                 "(version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())"
             )
-            version = self._schema_version()
-            if version > len(MIGRATIONS):
-                raise StoreError(f"{self.location} was written by a newer threadkeep (schema {version})")
-            for number in range(version, len(MIGRATIONS)):
+            for number, migration in pending(MIGRATIONS, self._schema_version(), self.location):
                 try:
-                    self.db.execute(MIGRATIONS[number])
+                    self.db.execute(migration.sql)
                 except errors.InsufficientPrivilege as error:
                     raise StoreError(
                         f"cannot set up {self.location}: {str(error).strip()} "
                         "(a superuser must run `CREATE EXTENSION vector` in this database once)"
                     ) from error
-                self.db.execute("INSERT INTO schema_migrations (version) VALUES (%s)", (number + 1,))
+                self.db.execute("INSERT INTO schema_migrations (version) VALUES (%s)", (number,))
 
     def _schema_version(self) -> int:
         if self.db.execute("SELECT to_regclass('schema_migrations')").fetchone()[0] is None:
@@ -356,31 +367,39 @@ class PostgresStore:
     def _transaction(self, lock_key: str | None = None) -> Iterator[psycopg.Cursor]:
         """One transaction; with `lock_key`, serialized against writers of the same key only."""
         with self._lock, self.db.transaction(), self.db.cursor() as cursor:
-            if lock_key is not None:
+            if lock_key == SCHEMA:
+                cursor.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
+            elif lock_key is not None:
                 cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (lock_key,))
             yield cursor
 
-    def _meta(self, key: str) -> str | None:
-        row = self.db.execute("SELECT value FROM meta WHERE key = %s", (key,)).fetchone()
-        return row[0] if row else None
+    # --- the hooks of `SQLStore` -------------------------------------------------------------------
 
-    def bind_embedder(self, name: str, dim: int) -> None:
-        with self._lock:
-            stored = self._meta("embedder")
-            if stored is None:
-                with self._transaction() as cursor:
-                    cursor.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
-                    if self._meta("embedder") is None:  # another process may have bound it meanwhile
-                        self._type_vector_column(cursor, dim)
-                        cursor.execute(
-                            "INSERT INTO meta VALUES ('embedder', %s), ('embedder_dim', %s)", (name, str(dim))
-                        )
-                stored = self._meta("embedder")
-        if stored != name:
-            raise StoreError(
-                f"{self.location} holds vectors of {stored!r} but the configured embedder is {name!r}; "
-                "use the same model (THREADKEEP_EMBEDDER) or a new store"
-            )
+    def _rows(self, statement: str, params: Sequence[Any] = ()) -> list[tuple]:
+        with self._lock, self.db.cursor(binary=True) as cursor:
+            return cursor.execute(_placeholders(statement), params).fetchall()
+
+    @contextmanager
+    def _write(self, lock: str | None = None) -> Iterator[_Writer]:
+        with self._transaction(lock) as cursor:
+            yield _Writer(cursor)
+
+    @contextmanager
+    def _snapshot(self) -> Iterator[None]:
+        with self._lock, self.db.transaction():
+            self.db.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            yield
+
+    def _insert(self, writer: _Writer, table: Table, rows: list[tuple]) -> None:
+        """Rows go in by binary COPY, each column typed by its kind."""
+        types = [self._vector_oid if column.kind == "vector" else COPY_TYPES[column.kind] for column in table.columns]
+        with writer.cursor.copy(f"COPY {table.name} ({table.column_list}) FROM STDIN (FORMAT BINARY)") as copy:
+            copy.set_types(types)
+            for row in rows:
+                copy.write_row(row)
+
+    def _bind_vectors(self, writer: _Writer, dim: int) -> None:
+        self._type_vector_column(writer.cursor, dim)
 
     def _type_vector_column(self, cursor: psycopg.Cursor, dim: int) -> None:
         """Give the vector column its dimension and build the HNSW index, which needs it."""
@@ -423,321 +442,7 @@ class PostgresStore:
         with self._transaction() as cursor:
             cursor.execute("DROP INDEX IF EXISTS chunks_embedding")
 
-    # --- conversations -------------------------------------------------------------------------
-
-    def conversation_record(self, ref: str) -> ConversationRecord | None:
-        with self._lock:
-            row = self.db.execute(
-                "SELECT ref, title, kind, source_format, metadata, content_hash FROM conversations WHERE ref = %s",
-                (ref,),
-            ).fetchone()
-        if row is None:
-            return None
-        return ConversationRecord(Conversation(row[0], row[1], row[2], row[3], row[4]), row[5])
-
-    def load_messages(self, conversation: str) -> list[Message]:
-        return self._messages(sql.SQL("m.conversation = %s"), [conversation])
-
-    def read_conversation(self, ref: str) -> tuple[ConversationRecord | None, list[Message]]:
-        """The conversation's record and its messages, read from one snapshot."""
-        with self._lock, self.db.transaction():
-            self.db.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-            record = self.conversation_record(ref)
-            return record, self.load_messages(ref) if record else []
-
-    def load_thread(self, conversation: str, message_id: str) -> list[Message]:
-        """Every message of the thread holding `message_id`, in time order (empty if unknown)."""
-        return self._messages(
-            sql.SQL(
-                "m.conversation = %s AND m.id IN (SELECT unnest(t.message_ids) FROM messages x "
-                "JOIN threads t ON t.id = x.thread_id WHERE x.conversation = %s AND x.id = %s)"
-            ),
-            [conversation, conversation, message_id],
-        )
-
-    def _messages(self, where: sql.Composable, params: list[object]) -> list[Message]:
-        statement = sql.SQL(
-            "SELECT m.id, m.conversation, m.sender, m.sent_at, m.text, m.kind, m.role, m.sender_name, m.reply_to, "
-            "m.mentions, m.recalled, m.edited_at, m.platform_thread, m.metadata FROM messages m WHERE {} "
-            "ORDER BY m.position"
-        ).format(where)
-        with self._lock:
-            rows = self.db.execute(statement, params).fetchall()
-        return [message_from_row(row) for row in rows]
-
-    def embeddings_for(self, source_ref: str) -> dict[str, np.ndarray]:
-        with self._lock, self.db.cursor(binary=True) as cursor:
-            cursor.execute(
-                "SELECT input_hash, embedding FROM chunks WHERE source_ref = %s AND embedding IS NOT NULL",
-                (source_ref,),
-            )
-            return {key: vector for key, vector in cursor}
-
-    def replace_conversation(
-        self,
-        conversation: Conversation,
-        content_hash: str,
-        messages: Sequence[Message],
-        threads: Sequence[Thread],
-        chunks: Sequence[Chunk],
-        embeddings: dict[str, np.ndarray],
-        based_on: BasedOn | None = None,
-    ) -> None:
-        ref = conversation.ref
-        rows, thread_of = thread_rows(ref, threads, chunks)
-        encoded_threads = [
-            (row.id, row.conversation, list(row.message_ids), _json(row.reply_to), row.chunk_id) for row in rows
-        ]
-        with self._transaction(f"chat:{ref}") as cursor:
-            # Read committed, after the conversation's lock: this sees the last writer's commit.
-            cursor.execute("SELECT content_hash FROM conversations WHERE ref = %s", (ref,))
-            current = cursor.fetchone()
-            require_current(ref, based_on, current[0] if current else None)
-            self._delete_chunks(cursor, "chat", ref)
-            cursor.execute("DELETE FROM threads WHERE conversation = %s", (ref,))
-            cursor.execute("DELETE FROM messages WHERE conversation = %s", (ref,))
-            cursor.execute(
-                "INSERT INTO conversations VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (ref) DO UPDATE SET "
-                "title = excluded.title, kind = excluded.kind, source_format = excluded.source_format, "
-                "metadata = excluded.metadata, content_hash = excluded.content_hash",
-                (
-                    ref,
-                    _clean(conversation.title),
-                    conversation.kind,
-                    conversation.source_format,
-                    _json(conversation.metadata),
-                    content_hash,
-                ),
-            )
-            with cursor.copy(MESSAGE_COPY) as copy:
-                copy.set_types(MESSAGE_TYPES)
-                for position, m in enumerate(messages):
-                    copy.write_row(
-                        (
-                            ref,
-                            m.id,
-                            position,
-                            _clean(m.sender),
-                            _clean(m.sender_name),
-                            m.role,
-                            m.kind,
-                            m.sent_at.isoformat(),
-                            m.sent_at,
-                            _clean(m.text),
-                            m.reply_to,
-                            [_clean(mention) for mention in m.mentions],
-                            m.recalled,
-                            m.edited_at.isoformat() if m.edited_at else None,
-                            m.platform_thread,
-                            _json(m.metadata),
-                            thread_of.get(m.id),
-                        )
-                    )
-            with cursor.copy(THREAD_COPY) as copy:
-                copy.set_types(THREAD_TYPES)
-                for encoded in encoded_threads:
-                    copy.write_row(encoded)
-            self._insert_chunks(cursor, chunks, embeddings)
-
-    # --- documents -----------------------------------------------------------------------------
-
-    def document_hash(self, document_id: str) -> str | None:
-        with self._lock:
-            row = self.db.execute("SELECT content_hash FROM documents WHERE id = %s", (document_id,)).fetchone()
-        return row[0] if row else None
-
-    def find_document(self, path: str, file_hash: str) -> tuple[str, str] | None:
-        with self._lock:
-            for column, value in (("path", path), ("file_hash", file_hash)):
-                found = self.db.execute(
-                    sql.SQL('SELECT id, path FROM documents WHERE {} = %s ORDER BY id COLLATE "C" LIMIT 1').format(
-                        sql.Identifier(column)
-                    ),
-                    (value,),
-                ).fetchone()
-                if found:
-                    return found[0], found[1]
-        return None
-
-    def replace_document(
-        self, document: Document, content_hash: str, chunks: Sequence[Chunk], embeddings: dict[str, np.ndarray]
-    ) -> None:
-        with self._transaction(f"document:{document.id}") as cursor:
-            self._delete_chunks(cursor, "document", document.id)
-            cursor.execute(
-                "INSERT INTO documents (id, title, path, updated_at, content_hash, file_hash) "
-                "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (id) DO UPDATE SET "
-                "title = excluded.title, path = excluded.path, updated_at = excluded.updated_at, "
-                "content_hash = excluded.content_hash, file_hash = excluded.file_hash",
-                (
-                    document.id,
-                    _clean(document.title),
-                    document.path,
-                    document.updated_at.isoformat(),
-                    content_hash,
-                    document.content_hash,
-                ),
-            )
-            self._insert_chunks(cursor, chunks, embeddings)
-
-    def remove_document(self, document_id: str) -> bool:
-        with self._transaction(f"document:{document_id}") as cursor:
-            self._delete_chunks(cursor, "document", document_id)
-            cursor.execute("DELETE FROM documents WHERE id = %s", (document_id,))
-            return cursor.rowcount > 0
-
-    def list_documents(self) -> list[dict[str, str]]:
-        with self._lock:
-            rows = self.db.execute('SELECT id, title, path, updated_at FROM documents ORDER BY id COLLATE "C"')
-            return [{"id": row[0], "title": row[1], "path": row[2], "updated_at": row[3]} for row in rows]
-
-    def list_conversations(self) -> list[dict[str, object]]:
-        # First and last by time, given as stored (with the sender's own UTC offset), as SQLite does.
-        with self._lock:
-            rows = self.db.execute(
-                "SELECT c.ref, c.title, c.kind, c.source_format, "
-                "(SELECT count(*) FROM messages m WHERE m.conversation = c.ref), "
-                "(SELECT m.sent_at FROM messages m WHERE m.conversation = c.ref ORDER BY m.sent_ts LIMIT 1), "
-                "(SELECT m.sent_at FROM messages m WHERE m.conversation = c.ref ORDER BY m.sent_ts DESC LIMIT 1), "
-                'c.metadata FROM conversations c ORDER BY c.ref COLLATE "C"'
-            ).fetchall()
-        keys = ("ref", "title", "kind", "source_format", "messages", "first_message_at", "last_message_at")
-        return [{**dict(zip(keys, row[:7], strict=True)), "metadata": row[7]} for row in rows]
-
-    def forget_conversation(self, ref: str, forgotten_at: datetime) -> dict[str, object] | None:
-        with self._transaction(f"chat:{ref}") as cursor:
-            row = cursor.execute(
-                "SELECT c.title, c.source_format, (SELECT count(*) FROM messages m WHERE m.conversation = c.ref) "
-                "FROM conversations c WHERE c.ref = %s",
-                (ref,),
-            ).fetchone()
-            if row is None:
-                return None
-            self._delete_chunks(cursor, "chat", ref)
-            for table in ("threads", "messages", "review_flags"):
-                cursor.execute(sql.SQL("DELETE FROM {} WHERE conversation = %s").format(sql.Identifier(table)), (ref,))
-            cursor.execute("DELETE FROM conversations WHERE ref = %s", (ref,))
-            record = (ref, row[0], row[1], row[2], forgotten_at.isoformat())
-            cursor.execute("INSERT INTO forgotten VALUES (%s, %s, %s, %s, %s)", record)
-        return dict(zip(FORGOTTEN_KEYS, record, strict=True))
-
-    def forgotten_conversations(self) -> list[dict[str, object]]:
-        with self._lock:
-            rows = self.db.execute(
-                "SELECT conversation, title, source_format, messages, forgotten_at FROM forgotten "
-                'ORDER BY forgotten_at COLLATE "C", conversation COLLATE "C"'
-            ).fetchall()
-        return [dict(zip(FORGOTTEN_KEYS, row, strict=True)) for row in rows]
-
-    # --- review and integrity ------------------------------------------------------------------
-
-    def flag_for_review(self, conversation: str, message_id: str, reason: str, flagged_at: datetime) -> None:
-        with self._transaction() as cursor:
-            cursor.execute(
-                "INSERT INTO review_flags VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING",
-                (conversation, message_id, _clean(reason), flagged_at.isoformat()),
-            )
-
-    def review_items(self) -> list[dict[str, object]]:
-        with self._lock:
-            rows = self.db.execute(
-                "SELECT f.conversation, f.message_id, f.reason, f.flagged_at, m.sender_name, m.sender, m.sent_at, "
-                "m.text FROM review_flags f LEFT JOIN messages m ON m.conversation = f.conversation "
-                "AND m.id = f.message_id "
-                'ORDER BY f.flagged_at COLLATE "C", f.conversation COLLATE "C", f.message_id COLLATE "C"'
-            ).fetchall()
-        keys = ("conversation", "message_id", "reason", "flagged_at", "sender_name", "sender", "sent_at", "text")
-        return [dict(zip(keys, row, strict=True)) for row in rows]
-
-    def integrity_problems(self) -> list[str]:
-        """What is wrong with the stored data, as readable sentences (empty when all is well)."""
-        problems: list[str] = []
-        with self._lock:
-            for chunk_id, missing in self.db.execute(
-                "SELECT c.id, array_agg(e.mid ORDER BY e.n) FROM chunks c "
-                "CROSS JOIN LATERAL unnest(c.evidence_ids) WITH ORDINALITY AS e(mid, n) "
-                "WHERE c.source_type = 'chat' AND NOT EXISTS "
-                "(SELECT 1 FROM messages m WHERE m.conversation = c.source_ref AND m.id = e.mid) "
-                'GROUP BY c.id ORDER BY c.id COLLATE "C"'
-            ):
-                problems.append(f"chunk {chunk_id} cites messages not in the store: {', '.join(missing[:5])}")
-            for thread_id, missing in self.db.execute(
-                "SELECT t.id, array_agg(e.mid ORDER BY e.n) FROM threads t "
-                "CROSS JOIN LATERAL unnest(t.message_ids) WITH ORDINALITY AS e(mid, n) WHERE NOT EXISTS "
-                "(SELECT 1 FROM messages m WHERE m.conversation = t.conversation AND m.id = e.mid) "
-                'GROUP BY t.id ORDER BY t.id COLLATE "C"'
-            ):
-                problems.append(f"thread {thread_id} lists messages not in the store: {', '.join(missing[:5])}")
-            for conversation, mid, seen in self.db.execute(
-                "WITH membership AS (SELECT t.conversation, mid, count(*) AS n FROM threads t "
-                "CROSS JOIN LATERAL unnest(t.message_ids) AS mid GROUP BY t.conversation, mid) "
-                "SELECT m.conversation, m.id, coalesce(s.n, 0) FROM messages m LEFT JOIN membership s "
-                "ON s.conversation = m.conversation AND s.mid = m.id "
-                "WHERE coalesce(s.n, 0) <> 1 AND NOT (m.recalled AND s.n IS NULL) "
-                "ORDER BY m.conversation, m.position"
-            ):
-                problems.append(f"message {conversation}/{mid} belongs to {seen} threads")
-            model, dim = self._meta("embedder"), self._meta("embedder_dim")
-            if dim is not None:
-                wrong = self.db.execute(
-                    "SELECT count(*) FROM chunks WHERE embedding IS NOT NULL AND vector_dims(embedding) <> %s",
-                    (int(dim),),
-                ).fetchone()[0]
-                if wrong:
-                    problems.append(f"{wrong} vectors do not have the {dim} dimensions of {model}")
-            unembedded = self.db.execute(
-                "SELECT count(*) FROM chunks WHERE embedding IS NULL AND embedding_input <> ''"
-            ).fetchone()[0]
-            if unembedded:
-                problems.append(f"{unembedded} chunks with text to embed have no vector")
-            unsearchable = self.db.execute(
-                "SELECT count(*) FROM chunks WHERE embedding_input <> '' AND (words IS NULL OR bigrams IS NULL)"
-            ).fetchone()[0]
-            if unsearchable:
-                problems.append(f"{unsearchable} indexed chunks have no full-text entry")
-        return problems
-
-    # --- chunks --------------------------------------------------------------------------------
-
-    def _delete_chunks(self, cursor: psycopg.Cursor, source_type: str, source_ref: str) -> None:
-        cursor.execute("DELETE FROM chunks WHERE source_type = %s AND source_ref = %s", (source_type, source_ref))
-
-    def _insert_chunks(
-        self, cursor: psycopg.Cursor, chunks: Sequence[Chunk], embeddings: dict[str, np.ndarray]
-    ) -> None:
-        types = [
-            "text", "text", "text", "text", "text", "text", "text", self._vector_oid, "text", "timestamptz",
-            "text", "text[]", "text[]", "text", "bool", "text", "text",
-        ]  # fmt: skip
-        with cursor.copy(CHUNK_COPY) as copy:
-            copy.set_types(types)
-            for chunk in chunks:
-                copy.write_row(self._chunk_row(chunk, embeddings))
-
-    @staticmethod
-    def _chunk_row(chunk: Chunk, embeddings: dict[str, np.ndarray]) -> tuple:
-        key = input_hash(chunk.embedding_input)
-        indexed = bool(chunk.embedding_input)
-        vector = embeddings.get(key) if indexed else None
-        return (
-            chunk.id,
-            chunk.source_type,
-            chunk.source_ref,
-            _clean(chunk.title),
-            _clean(chunk.text),
-            _clean(chunk.embedding_input),
-            key,
-            None if vector is None else np.asarray(vector, dtype=np.float32),
-            chunk.occurred_at.isoformat(),
-            chunk.occurred_at,
-            chunk.started_at.isoformat() if chunk.started_at else None,
-            None if chunk.heading_path is None else [_clean(part) for part in chunk.heading_path],
-            None if chunk.evidence_ids is None else list(chunk.evidence_ids),
-            chunk.resolution_state,
-            chunk.has_unresolved_media,
-            _clean(" ".join(content_tokens(chunk.indexed_text))) if indexed else None,
-            " ".join(cjk_bigrams(chunk.indexed_text)) if indexed else None,
-        )
+    # --- search ----------------------------------------------------------------------------------
 
     @staticmethod
     def _filter_sql(filters: SearchFilters) -> tuple[sql.Composable, list[object]]:
@@ -871,42 +576,3 @@ class PostgresStore:
             query_params = [*rank_params, *rank_params, *params, k]
         with self._lock:
             return [(row[0], float(row[1])) for row in self.db.execute(statement, query_params)]
-
-    def recent_chat_chunks(self, resolution_state: str, limit: int) -> list[Chunk]:
-        with self._lock:
-            rows = self.db.execute(
-                f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE source_type = 'chat' AND resolution_state = %s "
-                "ORDER BY occurred_ts DESC LIMIT %s",
-                (resolution_state, limit),
-            ).fetchall()
-        return [chunk_from_row(row) for row in rows]
-
-    def get_chunks(self, ids: Iterable[str]) -> dict[str, Chunk]:
-        ids = list(dict.fromkeys(ids))
-        if not ids:
-            return {}
-        with self._lock:
-            rows = self.db.execute(f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE id = ANY(%s)", (ids,)).fetchall()
-        return {row[0]: chunk_from_row(row) for row in rows}
-
-    def stats(self) -> dict[str, object]:
-        with self._lock:
-            row = self.db.execute(
-                "SELECT (SELECT count(*) FROM conversations), (SELECT count(*) FROM messages), "
-                "(SELECT count(*) FROM threads), (SELECT count(*) FROM chunks), "
-                "(SELECT count(*) FROM chunks WHERE source_type = 'chat'), (SELECT count(*) FROM documents), "
-                "(SELECT count(*) FROM chunks WHERE source_type = 'document'), "
-                "(SELECT count(*) FROM chunks WHERE embedding IS NOT NULL)"
-            ).fetchone()
-            embedder = self._meta("embedder")
-        keys = (
-            "conversations",
-            "messages",
-            "threads",
-            "chunks",
-            "chat_chunks",
-            "documents",
-            "document_chunks",
-            "embedded_chunks",
-        )
-        return {"location": self.location, "embedder": embedder, **dict(zip(keys, row, strict=True))}

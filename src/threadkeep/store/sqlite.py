@@ -1,14 +1,17 @@
 """The embedded store: one SQLite file, full text in FTS5, vectors searched with numpy.
 
-Chinese full text works because the text is segmented in Python (jieba) and the
-tokens are stored space-separated in an FTS5 `unicode61` column. Vectors are
-float32 blobs in the chunks table, the source of truth. Searches go through a
-derived index file beside the database (`store.vectors`: int8 inverted lists,
-memory-mapped, so opening costs milliseconds) and re-score the best candidates
-with the float32 vectors. Triggers record every chunk whose vector changes in
-`vector_log`, in the same transaction as the change; the index replays that log
-and is rebuilt whenever it is missing, damaged, or cannot be brought up to date.
-The stdlib `sqlite3` here cannot load extensions, so none is needed.
+Everything a store does alike is in `store.sql`; this module holds how SQLite does it.
+Chinese full text works because the text is segmented in Python (jieba) and the tokens are
+stored space-separated in the chunk's `search_words` / `search_bigrams` columns; triggers copy
+them into a contentless FTS5 `unicode61` index in the same transaction as the chunk, so no
+writer can forget it. Vectors are float32 blobs in the chunks table, the source of truth.
+Searches go through a derived index file beside the database (`store.vectors`: int8 inverted
+lists, memory-mapped, so opening costs milliseconds) and re-score the best candidates with the
+float32 vectors. Triggers record every chunk whose vector changes in `vector_log`, in the same
+transaction as the change; the index replays that log and is rebuilt whenever it is missing,
+damaged, or cannot be brought up to date. Both the full-text index and the vector file name a
+chunk by its `seq`, an INTEGER PRIMARY KEY, so VACUUM cannot renumber them. The stdlib
+`sqlite3` here cannot load extensions, so none is needed.
 """
 
 from __future__ import annotations
@@ -19,37 +22,31 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from threadkeep.model import Chunk, Conversation, Document, Message, Thread
 from threadkeep.store.base import (
     BIGRAM_WEIGHT,
-    CHUNK_COLUMNS,
-    FORGOTTEN_KEYS,
-    MESSAGE_COLUMNS,
     NEWEST_MATCHES,
     POSTINGS_BUDGET,
-    BasedOn,
-    ConversationRecord,
     SearchFilters,
     StoreError,
     StoreNotFound,
-    chunk_from_row,
-    input_hash,
-    message_from_row,
     plan_terms,
-    require_current,
-    thread_rows,
 )
+from threadkeep.store.rows import Table, Values
+from threadkeep.store.sql import Migration, SQLStore, pending
 from threadkeep.store.vectors import FOLD_AT, Rows, SidecarInvalid, VectorIndex
 from threadkeep.store.vectors import build as build_vectors
 from threadkeep.store.vectors import load as load_vectors
 from threadkeep.store.vectors import save as save_vectors
 from threadkeep.text import cjk_bigrams, content_tokens
 
-MIGRATIONS: list[str] = [
-    """
+MIGRATIONS: list[Migration] = [
+    Migration(
+        "m001_initial",
+        """
     CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
     CREATE TABLE conversations (
         ref TEXT PRIMARY KEY,
@@ -111,8 +108,11 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX chunks_source ON chunks(source_type, source_ref);
     CREATE VIRTUAL TABLE chunks_fts USING fts5(words, bigrams, tokenize = "unicode61 tokenchars '.-_'");
-    """,
-    """
+        """,
+    ),
+    Migration(
+        "m002_documents_and_review",
+        """
     CREATE TABLE documents (
         id TEXT PRIMARY KEY,
         title TEXT NOT NULL,
@@ -127,8 +127,11 @@ MIGRATIONS: list[str] = [
         flagged_at TEXT NOT NULL,
         PRIMARY KEY (conversation, message_id, reason)
     );
-    """,
-    """
+        """,
+    ),
+    Migration(
+        "m003_vector_log",
+        """
     CREATE TABLE vector_log (seq INTEGER PRIMARY KEY AUTOINCREMENT, chunk INTEGER NOT NULL);
     CREATE TRIGGER chunks_vector_added AFTER INSERT ON chunks WHEN new.embedding IS NOT NULL
     BEGIN INSERT INTO vector_log (chunk) VALUES (new.rowid); END;
@@ -139,10 +142,13 @@ MIGRATIONS: list[str] = [
     BEGIN INSERT INTO vector_log (chunk) VALUES (old.rowid); END;
     INSERT OR IGNORE INTO meta VALUES ('store_id', lower(hex(randomblob(16))));
     CREATE VIRTUAL TABLE chunks_fts_terms USING fts5vocab(chunks_fts, 'col');
-    """,
+        """,
+    ),
     # A document is known again by its file's location or content (`find_document`); a
     # conversation forgotten on request leaves a record of what went.
-    """
+    Migration(
+        "m004_known_documents_and_forgotten",
+        """
     ALTER TABLE documents ADD COLUMN file_hash TEXT;
     UPDATE documents SET file_hash = substr(content_hash, instr(content_hash, ':') + 1, 64);
     CREATE INDEX documents_path ON documents(path);
@@ -154,7 +160,82 @@ MIGRATIONS: list[str] = [
         messages INTEGER NOT NULL,
         forgotten_at TEXT NOT NULL
     );
-    """,
+        """,
+    ),
+    # Messages get their real time (first and last message of a listing compare moments, not
+    # text with different UTC offsets); chunks get a `seq` VACUUM cannot renumber, and their
+    # full-text terms, which triggers keep in a contentless index (the old index held them).
+    Migration(
+        "m005_message_time_chunk_seq_full_text_triggers",
+        """
+    ALTER TABLE messages ADD COLUMN sent_ts REAL;
+    UPDATE messages SET sent_ts = (julianday(sent_at) - 2440587.5) * 86400.0;
+    CREATE INDEX messages_time ON messages (conversation, sent_ts);
+    CREATE INDEX messages_thread ON messages (conversation, thread_id);
+    CREATE TABLE chunks_new (
+        seq INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        source_type TEXT NOT NULL CHECK (source_type IN ('document', 'chat')),
+        source_ref TEXT NOT NULL,
+        title TEXT NOT NULL,
+        text TEXT NOT NULL,
+        embedding_input TEXT NOT NULL,
+        input_hash TEXT NOT NULL,
+        embedding BLOB,
+        occurred_at TEXT NOT NULL,
+        occurred_ts REAL NOT NULL,
+        started_at TEXT,
+        heading_path TEXT,
+        evidence_ids TEXT,
+        resolution_state TEXT CHECK (resolution_state IN ('resolved', 'workaround', 'open')),
+        has_unresolved_media INTEGER NOT NULL DEFAULT 0,
+        search_words TEXT,
+        search_bigrams TEXT,
+        CONSTRAINT chunk_source_shape CHECK (
+            (source_type = 'document' AND heading_path IS NOT NULL AND resolution_state IS NULL)
+            OR (source_type = 'chat' AND resolution_state IS NOT NULL AND evidence_ids IS NOT NULL
+                AND json_array_length(evidence_ids) > 0)
+        ),
+        CONSTRAINT embedded_when_indexed CHECK (embedding IS NULL OR embedding_input <> '')
+    );
+    INSERT INTO chunks_new (seq, id, source_type, source_ref, title, text, embedding_input, input_hash, embedding,
+        occurred_at, occurred_ts, started_at, heading_path, evidence_ids, resolution_state, has_unresolved_media,
+        search_words, search_bigrams)
+    SELECT c.rowid, c.id, c.source_type, c.source_ref, c.title, c.text, c.embedding_input, c.input_hash,
+        c.embedding, c.occurred_at, c.occurred_ts, c.started_at, c.heading_path, c.evidence_ids,
+        c.resolution_state, c.has_unresolved_media, f.words, f.bigrams
+    FROM chunks c LEFT JOIN chunks_fts f ON f.rowid = c.rowid;
+    DROP TABLE chunks_fts_terms;
+    DROP TABLE chunks_fts;
+    DROP TABLE chunks;
+    ALTER TABLE chunks_new RENAME TO chunks;
+    CREATE INDEX chunks_source ON chunks(source_type, source_ref);
+    CREATE TRIGGER chunks_vector_added AFTER INSERT ON chunks WHEN new.embedding IS NOT NULL
+    BEGIN INSERT INTO vector_log (chunk) VALUES (new.seq); END;
+    CREATE TRIGGER chunks_vector_removed AFTER DELETE ON chunks WHEN old.embedding IS NOT NULL
+    BEGIN INSERT INTO vector_log (chunk) VALUES (old.seq); END;
+    CREATE TRIGGER chunks_vector_changed AFTER UPDATE OF embedding, source_type, source_ref, occurred_ts ON chunks
+    WHEN old.embedding IS NOT NULL OR new.embedding IS NOT NULL
+    BEGIN INSERT INTO vector_log (chunk) VALUES (old.seq); END;
+    CREATE VIRTUAL TABLE chunks_fts USING fts5(words, bigrams, content = '', tokenize = "unicode61 tokenchars '.-_'");
+    INSERT INTO chunks_fts (rowid, words, bigrams)
+    SELECT seq, search_words, search_bigrams FROM chunks WHERE search_words IS NOT NULL;
+    CREATE TRIGGER chunks_fts_added AFTER INSERT ON chunks WHEN new.search_words IS NOT NULL
+    BEGIN INSERT INTO chunks_fts (rowid, words, bigrams) VALUES (new.seq, new.search_words, new.search_bigrams); END;
+    CREATE TRIGGER chunks_fts_removed AFTER DELETE ON chunks WHEN old.search_words IS NOT NULL
+    BEGIN
+        INSERT INTO chunks_fts (chunks_fts, rowid, words, bigrams)
+        VALUES ('delete', old.seq, old.search_words, old.search_bigrams);
+    END;
+    CREATE TRIGGER chunks_fts_changed AFTER UPDATE OF search_words, search_bigrams ON chunks
+    BEGIN
+        INSERT INTO chunks_fts (chunks_fts, rowid, words, bigrams)
+        SELECT 'delete', old.seq, old.search_words, old.search_bigrams WHERE old.search_words IS NOT NULL;
+        INSERT INTO chunks_fts (rowid, words, bigrams)
+        SELECT new.seq, new.search_words, new.search_bigrams WHERE new.search_words IS NOT NULL;
+    END;
+        """,
+    ),
 ]
 
 
@@ -197,12 +278,28 @@ def check_location(path: Path, create: bool) -> None:
         raise StoreError(f"cannot create the store {path}: {path.parent} is a file, not a folder")
 
 
-class SQLiteStore:
+# SQLite holds lists and objects as JSON text, instants as Unix seconds, vectors as float32 blobs.
+VALUES = Values(
+    encode={
+        "list": lambda items: json.dumps(items, ensure_ascii=False),
+        "json": lambda value: json.dumps(value, ensure_ascii=False, default=str),
+        "instant": datetime.timestamp,
+        "vector": np.ndarray.tobytes,
+        "bool": int,
+    },
+    decode={"list": json.loads, "json": json.loads, "vector": lambda blob: np.frombuffer(blob, dtype=np.float32)},
+)
+
+
+class SQLiteStore(SQLStore):
+    values = VALUES
+    VECTOR_DIMS = "length(embedding) / 4.0"
+
     def __init__(self, path: Path, create: bool = True) -> None:
         check_location(path, create)
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        self.address = str(path)
+        self.address = self.location = str(path)
         self.name = path.name
         self.db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
         try:
@@ -238,15 +335,13 @@ class SQLiteStore:
 
     def _migrate(self) -> None:
         version = self.db.execute("PRAGMA user_version").fetchone()[0]
-        if version > len(MIGRATIONS):
-            raise StoreError(f"{self.path} was written by a newer threadkeep (schema {version})")
-        for number in range(version, len(MIGRATIONS)):
+        for number, migration in pending(MIGRATIONS, version, str(self.path)):
             self.db.execute("BEGIN IMMEDIATE")
             try:
-                if self.db.execute("PRAGMA user_version").fetchone()[0] == number:
-                    for statement in _statements(MIGRATIONS[number]):
+                if self.db.execute("PRAGMA user_version").fetchone()[0] == number - 1:
+                    for statement in _statements(migration.sql):
                         self.db.execute(statement)
-                    self.db.execute(f"PRAGMA user_version = {number + 1}")
+                    self.db.execute(f"PRAGMA user_version = {number}")
                 self.db.execute("COMMIT")
             except BaseException:
                 self.db.execute("ROLLBACK")
@@ -260,307 +355,31 @@ class SQLiteStore:
                 self._current_vectors()
         self.db.close()
 
-    def _meta(self, key: str) -> str | None:
-        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        return row[0] if row else None
+    # --- the hooks of `SQLStore` -------------------------------------------------------------------
 
-    def bind_embedder(self, name: str, dim: int) -> None:
-        stored = self._meta("embedder")
-        if stored is None:
-            with self._write():
-                self.db.execute(
-                    "INSERT OR IGNORE INTO meta VALUES ('embedder', ?), ('embedder_dim', ?)", (name, str(dim))
-                )
-            stored = self._meta("embedder")
-        if stored != name:
-            raise StoreError(
-                f"{self.path} holds vectors of {stored!r} but the configured embedder is {name!r}; "
-                "use the same model (THREADKEEP_EMBEDDER) or a new store"
-            )
+    def _rows(self, statement: str, params: Sequence[Any] = ()) -> list[tuple]:
+        return self.db.execute(statement, params).fetchall()
 
-    def _write(self):
+    def _write(self, lock: str | None = None) -> _Transaction:
+        # SQLite has one writer lock for the whole file, whatever `lock` names.
         return _Transaction(self.db)
 
-    def conversation_record(self, ref: str) -> ConversationRecord | None:
-        row = self.db.execute(
-            "SELECT ref, title, kind, source_format, metadata, content_hash FROM conversations WHERE ref = ?", (ref,)
-        ).fetchone()
-        if row is None:
-            return None
-        return ConversationRecord(Conversation(row[0], row[1], row[2], row[3], json.loads(row[4])), row[5])
+    def _insert(self, writer: sqlite3.Connection, table: Table, rows: list[tuple]) -> None:
+        writer.executemany(table.insert_sql(), rows)
 
-    def load_messages(self, conversation: str) -> list[Message]:
-        rows = self.db.execute(
-            f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE conversation = ? ORDER BY position", (conversation,)
-        ).fetchall()
-        return [message_from_row(row, json.loads) for row in rows]
+    def _chunks_changed(self) -> None:
+        self._wrote_vectors = True
 
-    def read_conversation(self, ref: str) -> tuple[ConversationRecord | None, list[Message]]:
-        """The conversation's record and its messages, read from one snapshot."""
-        self.db.execute("BEGIN")  # deferred: a WAL read snapshot from the first SELECT to COMMIT
-        try:
-            record = self.conversation_record(ref)
-            return record, self.load_messages(ref) if record else []
-        finally:
-            self.db.execute("COMMIT")
-
-    def load_thread(self, conversation: str, message_id: str) -> list[Message]:
-        """Every message of the thread holding `message_id`, in time order (empty if unknown)."""
-        row = self.db.execute(
-            "SELECT thread_id FROM messages WHERE conversation = ? AND id = ?", (conversation, message_id)
-        ).fetchone()
-        if row is None or row[0] is None:
-            return []
-        return [message for message in self.load_messages(conversation) if message.id in self._thread_ids(row[0])]
-
-    def _thread_ids(self, thread_id: str) -> set[str]:
-        row = self.db.execute("SELECT message_ids FROM threads WHERE id = ?", (thread_id,)).fetchone()
-        return set(json.loads(row[0])) if row else set()
-
-    def embeddings_for(self, source_ref: str) -> dict[str, np.ndarray]:
-        rows = self.db.execute(
-            "SELECT input_hash, embedding FROM chunks WHERE source_ref = ? AND embedding IS NOT NULL", (source_ref,)
-        )
-        return {row[0]: np.frombuffer(row[1], dtype=np.float32) for row in rows}
-
-    def replace_conversation(
-        self,
-        conversation: Conversation,
-        content_hash: str,
-        messages: Sequence[Message],
-        threads: Sequence[Thread],
-        chunks: Sequence[Chunk],
-        embeddings: dict[str, np.ndarray],
-        based_on: BasedOn | None = None,
-    ) -> None:
-        ref = conversation.ref
-        rows, thread_of = thread_rows(ref, threads, chunks)
-        encoded_threads = [
-            (row.id, row.conversation, json.dumps(row.message_ids), json.dumps(row.reply_to), row.chunk_id)
-            for row in rows
-        ]
-        with self._write():
-            # BEGIN IMMEDIATE holds the one writer lock: nobody can change the hash after this read.
-            current = self.db.execute("SELECT content_hash FROM conversations WHERE ref = ?", (ref,)).fetchone()
-            require_current(ref, based_on, current[0] if current else None)
-            self._delete_chunks("chat", ref)
-            self.db.execute("DELETE FROM threads WHERE conversation = ?", (ref,))
-            self.db.execute("DELETE FROM messages WHERE conversation = ?", (ref,))
-            self.db.execute(
-                "INSERT INTO conversations VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(ref) DO UPDATE SET "
-                "title = excluded.title, kind = excluded.kind, source_format = excluded.source_format, "
-                "metadata = excluded.metadata, content_hash = excluded.content_hash",
-                (
-                    ref,
-                    conversation.title,
-                    conversation.kind,
-                    conversation.source_format,
-                    json.dumps(conversation.metadata, ensure_ascii=False),
-                    content_hash,
-                ),
-            )
-            self.db.executemany(
-                "INSERT INTO messages VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (
-                        ref,
-                        m.id,
-                        position,
-                        m.sender,
-                        m.sender_name,
-                        m.role,
-                        m.kind,
-                        m.sent_at.isoformat(),
-                        m.text,
-                        m.reply_to,
-                        json.dumps(m.mentions, ensure_ascii=False),
-                        int(m.recalled),
-                        m.edited_at.isoformat() if m.edited_at else None,
-                        m.platform_thread,
-                        json.dumps(m.metadata, ensure_ascii=False, default=str),
-                        thread_of.get(m.id),
-                    )
-                    for position, m in enumerate(messages)
-                ],
-            )
-            self.db.executemany("INSERT INTO threads VALUES (?, ?, ?, ?, ?)", encoded_threads)
-            self._insert_chunks(chunks, embeddings)
-
-    def document_hash(self, document_id: str) -> str | None:
-        row = self.db.execute("SELECT content_hash FROM documents WHERE id = ?", (document_id,)).fetchone()
-        return row[0] if row else None
-
-    def find_document(self, path: str, file_hash: str) -> tuple[str, str] | None:
-        for column, value in (("path", path), ("file_hash", file_hash)):
-            row = self.db.execute(f"SELECT id, path FROM documents WHERE {column} = ? ORDER BY id LIMIT 1", (value,))
-            found = row.fetchone()
-            if found:
-                return found[0], found[1]
-        return None
-
-    def replace_document(
-        self, document: Document, content_hash: str, chunks: Sequence[Chunk], embeddings: dict[str, np.ndarray]
-    ) -> None:
-        with self._write():
-            self._delete_chunks("document", document.id)
-            self.db.execute(
-                "INSERT INTO documents (id, title, path, updated_at, content_hash, file_hash) "
-                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET title = excluded.title, "
-                "path = excluded.path, updated_at = excluded.updated_at, content_hash = excluded.content_hash, "
-                "file_hash = excluded.file_hash",
-                (
-                    document.id,
-                    document.title,
-                    document.path,
-                    document.updated_at.isoformat(),
-                    content_hash,
-                    document.content_hash,
-                ),
-            )
-            self._insert_chunks(chunks, embeddings)
-
-    def remove_document(self, document_id: str) -> bool:
-        with self._write():
-            self._delete_chunks("document", document_id)
-            return self.db.execute("DELETE FROM documents WHERE id = ?", (document_id,)).rowcount > 0
-
-    def list_documents(self) -> list[dict[str, str]]:
-        rows = self.db.execute("SELECT id, title, path, updated_at FROM documents ORDER BY id")
-        return [{"id": row[0], "title": row[1], "path": row[2], "updated_at": row[3]} for row in rows]
-
-    def list_conversations(self) -> list[dict[str, object]]:
-        rows = self.db.execute(
-            "SELECT c.ref, c.title, c.kind, c.source_format, count(m.id), min(m.sent_at), max(m.sent_at), "
-            "c.metadata FROM conversations c LEFT JOIN messages m ON m.conversation = c.ref GROUP BY c.ref "
-            "ORDER BY c.ref"
-        )
-        keys = ("ref", "title", "kind", "source_format", "messages", "first_message_at", "last_message_at")
-        return [{**dict(zip(keys, row[:7], strict=True)), "metadata": json.loads(row[7])} for row in rows]
-
-    def forget_conversation(self, ref: str, forgotten_at: datetime) -> dict[str, object] | None:
-        with self._write():
-            row = self.db.execute(
-                "SELECT c.title, c.source_format, (SELECT count(*) FROM messages m WHERE m.conversation = c.ref) "
-                "FROM conversations c WHERE c.ref = ?",
-                (ref,),
-            ).fetchone()
-            if row is None:
-                return None
-            self._delete_chunks("chat", ref)
-            for table in ("threads", "messages", "review_flags"):
-                self.db.execute(f"DELETE FROM {table} WHERE conversation = ?", (ref,))
-            self.db.execute("DELETE FROM conversations WHERE ref = ?", (ref,))
-            record = (ref, row[0], row[1], row[2], forgotten_at.isoformat())
-            self.db.execute("INSERT INTO forgotten VALUES (?, ?, ?, ?, ?)", record)
-        return dict(zip(FORGOTTEN_KEYS, record, strict=True))
-
-    def forgotten_conversations(self) -> list[dict[str, object]]:
-        rows = self.db.execute(
-            "SELECT conversation, title, source_format, messages, forgotten_at FROM forgotten "
-            "ORDER BY forgotten_at, conversation"
-        )
-        return [dict(zip(FORGOTTEN_KEYS, row, strict=True)) for row in rows]
-
-    def flag_for_review(self, conversation: str, message_id: str, reason: str, flagged_at: datetime) -> None:
-        with self._write():
-            self.db.execute(
-                "INSERT OR IGNORE INTO review_flags VALUES (?, ?, ?, ?)",
-                (conversation, message_id, reason, flagged_at.isoformat()),
-            )
-
-    def review_items(self) -> list[dict[str, object]]:
-        rows = self.db.execute(
-            "SELECT f.conversation, f.message_id, f.reason, f.flagged_at, m.sender_name, m.sender, m.sent_at, m.text "
-            "FROM review_flags f LEFT JOIN messages m ON m.conversation = f.conversation AND m.id = f.message_id "
-            "ORDER BY f.flagged_at, f.conversation, f.message_id"
-        )
-        keys = ("conversation", "message_id", "reason", "flagged_at", "sender_name", "sender", "sent_at", "text")
-        return [dict(zip(keys, row, strict=True)) for row in rows]
-
-    def integrity_problems(self) -> list[str]:
-        """What is wrong with the stored data, as readable sentences (empty when all is well)."""
-        problems: list[str] = []
-        message_ids = {(row[0], row[1]) for row in self.db.execute("SELECT conversation, id FROM messages")}
-        for chunk_id, ref, evidence in self.db.execute(
-            "SELECT id, source_ref, evidence_ids FROM chunks WHERE source_type = 'chat'"
-        ):
-            missing = [mid for mid in json.loads(evidence) if (ref, mid) not in message_ids]
-            if missing:
-                problems.append(f"chunk {chunk_id} cites messages not in the store: {', '.join(missing[:5])}")
-        counts: dict[tuple[str, str], int] = {}
-        for thread_id, conversation, ids in self.db.execute(
-            "SELECT id, conversation, message_ids FROM threads ORDER BY id"
-        ):
-            listed = json.loads(ids)
-            for mid in listed:
-                counts[(conversation, mid)] = counts.get((conversation, mid), 0) + 1
-            missing = [mid for mid in listed if (conversation, mid) not in message_ids]
-            if missing:
-                problems.append(f"thread {thread_id} lists messages not in the store: {', '.join(missing[:5])}")
-        for conversation, mid, recalled in self.db.execute("SELECT conversation, id, recalled FROM messages"):
-            seen = counts.get((conversation, mid), 0)
-            if seen != 1 and not (recalled and seen == 0):
-                problems.append(f"message {conversation}/{mid} belongs to {seen} threads")
-        model, dim = self._meta("embedder"), self._meta("embedder_dim")
-        if dim is not None:
-            wrong = self.db.execute(
-                "SELECT count(*) FROM chunks WHERE embedding IS NOT NULL AND length(embedding) != ?", (int(dim) * 4,)
-            ).fetchone()[0]
-            if wrong:
-                problems.append(f"{wrong} vectors do not have the {dim} dimensions of {model}")
-        unembedded = self.db.execute(
-            "SELECT count(*) FROM chunks WHERE embedding IS NULL AND embedding_input != ''"
-        ).fetchone()[0]
-        if unembedded:
-            problems.append(f"{unembedded} chunks with text to embed have no vector")
+    def _index_problems(self) -> list[str]:
         fts = self.db.execute("SELECT count(*) FROM chunks_fts").fetchone()[0]
-        indexed = self.db.execute("SELECT count(*) FROM chunks WHERE embedding_input != ''").fetchone()[0]
+        indexed = self.db.execute("SELECT count(*) FROM chunks WHERE search_words IS NOT NULL").fetchone()[0]
         if fts != indexed:
-            problems.append(f"the full-text index holds {fts} rows for {indexed} indexed chunks")
-        return problems
-
-    def _delete_chunks(self, source_type: str, source_ref: str) -> None:
-        self.db.execute(
-            "DELETE FROM chunks_fts WHERE rowid IN (SELECT rowid FROM chunks WHERE source_type = ? AND source_ref = ?)",
-            (source_type, source_ref),
-        )
-        self.db.execute("DELETE FROM chunks WHERE source_type = ? AND source_ref = ?", (source_type, source_ref))
-        self._wrote_vectors = True
-
-    def _insert_chunks(self, chunks: Sequence[Chunk], embeddings: dict[str, np.ndarray]) -> None:
-        self._wrote_vectors = True
-        for chunk in chunks:
-            key = input_hash(chunk.embedding_input)
-            vector = embeddings.get(key) if chunk.embedding_input else None
-            cursor = self.db.execute(
-                "INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    chunk.id,
-                    chunk.source_type,
-                    chunk.source_ref,
-                    chunk.title,
-                    chunk.text,
-                    chunk.embedding_input,
-                    key,
-                    None if vector is None else np.asarray(vector, dtype=np.float32).tobytes(),
-                    chunk.occurred_at.isoformat(),
-                    chunk.occurred_at.timestamp(),
-                    chunk.started_at.isoformat() if chunk.started_at else None,
-                    None if chunk.heading_path is None else json.dumps(chunk.heading_path, ensure_ascii=False),
-                    None if chunk.evidence_ids is None else json.dumps(chunk.evidence_ids, ensure_ascii=False),
-                    chunk.resolution_state,
-                    int(chunk.has_unresolved_media),
-                ),
-            )
-            if chunk.embedding_input:
-                self.db.execute(
-                    "INSERT INTO chunks_fts(rowid, words, bigrams) VALUES (?, ?, ?)",
-                    (
-                        cursor.lastrowid,
-                        " ".join(content_tokens(chunk.indexed_text)),
-                        " ".join(cjk_bigrams(chunk.indexed_text)),
-                    ),
-                )
+            return [f"the full-text index holds {fts} rows for {indexed} indexed chunks"]
+        try:
+            self.db.execute("INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('integrity-check', 1)")
+        except sqlite3.DatabaseError as error:
+            return [f"the full-text index is damaged ({error})"]
+        return []
 
     # --- vectors ----------------------------------------------------------------------------------
 
@@ -740,42 +559,6 @@ class SQLiteStore:
         )
         # bm25() is lower-is-better; negate so every candidate list is higher-is-better.
         return [(ids[rowid], -rank) for rowid, rank in found if rowid in ids]
-
-    def recent_chat_chunks(self, resolution_state: str, limit: int) -> list[Chunk]:
-        rows = self.db.execute(
-            f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE source_type = 'chat' AND resolution_state = ? "
-            "ORDER BY occurred_ts DESC LIMIT ?",
-            (resolution_state, limit),
-        )
-        return [chunk_from_row(row, json.loads) for row in rows]
-
-    def get_chunks(self, ids: Iterable[str]) -> dict[str, Chunk]:
-        ids = list(dict.fromkeys(ids))
-        found: dict[str, Chunk] = {}
-        for start in range(0, len(ids), 500):
-            batch = ids[start : start + 500]
-            marks = ",".join("?" * len(batch))
-            for row in self.db.execute(f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE id IN ({marks})", batch):
-                found[row[0]] = chunk_from_row(row, json.loads)
-        return found
-
-    def stats(self) -> dict[str, object]:
-        def count(sql: str) -> int:
-            return self.db.execute(sql).fetchone()[0]
-
-        return {
-            "location": str(self.path),
-            "embedder": self._meta("embedder"),
-            "conversations": count("SELECT count(*) FROM conversations"),
-            "messages": count("SELECT count(*) FROM messages"),
-            "threads": count("SELECT count(*) FROM threads"),
-            "chunks": count("SELECT count(*) FROM chunks"),
-            "chat_chunks": count("SELECT count(*) FROM chunks WHERE source_type = 'chat'"),
-            "documents": count("SELECT count(*) FROM documents"),
-            "document_chunks": count("SELECT count(*) FROM chunks WHERE source_type = 'document'"),
-            "embedded_chunks": count("SELECT count(*) FROM chunks WHERE embedding IS NOT NULL"),
-        }
-
 
 class _Transaction:
     """BEGIN IMMEDIATE ... COMMIT: one writer at a time, all or nothing."""

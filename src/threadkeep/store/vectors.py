@@ -36,6 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
+from threadkeep.errors import SidecarInvalid
 from threadkeep.store.base import SearchFilters
 
 MAGIC = b"THREADKEEP-VECTORS\n"
@@ -59,10 +60,6 @@ def bit_candidates(k: int) -> int:
 def rescore_count(k: int) -> int:
     """Best by int8 score re-scored exactly; int8 scores are within ~1e-3 of the exact cosine."""
     return 2 * k + 16
-
-
-class SidecarInvalid(ValueError):
-    """The vector file is missing, damaged, or belongs to another store or state."""
 
 
 @dataclass
