@@ -29,7 +29,7 @@ import rjieba
 from threadkeep.model import Hit
 from threadkeep.search import Retrieval
 from threadkeep.store import SearchFilters, Store
-from threadkeep.store.base import input_hash
+from threadkeep.store.rows import input_hash
 from threadkeep.text import STOPWORDS, content_tokens, has_cjk, tokenize
 
 # Chosen on the tuning split by benchmarks/answerability.py (see benchmarks/README.md).
