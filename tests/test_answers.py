@@ -6,6 +6,7 @@ The hash embedder stands in for the model: none of these behaviours depends on r
 from __future__ import annotations
 
 import json
+import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from threadkeep.answerability import ABOUT_SOMEONE_ELSE, codes
 from threadkeep.api import KnowledgeBase
 from threadkeep.cli import main
 from threadkeep.embed import HashEmbedder
+from threadkeep.store import SearchFilters
 
 NOW = datetime(2026, 5, 20, tzinfo=UTC)
 FAQ = """# 产品常见问题
@@ -206,3 +208,47 @@ def test_cli_ask_and_search_options(kb, tmp_path):
     hits = json.loads(found.output)["hits"]
     assert sorted(hit["source_type"] for hit in hits) == ["chat", "document"]
     assert Path(location).exists()
+
+
+def test_answerability_holds_while_no_chunk_has_a_vector_yet(tmp_path):
+    """Background embedding can run behind ingest: full text alone must still answer and refuse."""
+    messages = [
+        chat("v1", "amy", "2026-05-14T10:00:00+08:00", "what is the gate code for the back entrance"),
+        chat("v2", "ben", "2026-05-14T10:02:00+08:00", "the code for the gate is 4417"),
+        chat("v3", "amy", "2026-05-14T10:03:00+08:00", "it works, thanks"),
+        chat("v4", "cat", "2026-05-15T09:00:00+08:00", "the printer on floor 2 jams on double-sided jobs"),
+        chat("v5", "dan", "2026-05-15T09:05:00+08:00", "remove the blue transport clip from tray 2"),
+        chat("v6", "cat", "2026-05-15T09:07:00+08:00", "fixed, thanks"),
+    ]
+    location = tmp_path / "kb.db"
+    with KnowledgeBase.open(location, HashEmbedder(64)) as knowledge:
+        knowledge.ingest(write_bundle(tmp_path / "bundle", messages))
+    with sqlite3.connect(location) as db:
+        db.execute("UPDATE chunks SET embedding = NULL")
+    with KnowledgeBase.open(location, HashEmbedder(64)) as knowledge:
+        assert knowledge.store.dense_candidates(HashEmbedder(64).embed_query("gate code"), 5, SearchFilters()) == []
+        answered = knowledge.ask("what is the gate code", now=NOW)
+        refused = knowledge.ask("what does error E5150 mean", now=NOW)
+    assert answered.status == "answered", answered.reason
+    assert any("4417" in c.excerpt for c in answered.chat)
+    assert refused.status == "no_answer" and "E5150" in refused.reason
+
+
+def test_a_verbatim_question_from_an_assistant_session_is_answered(tmp_path):
+    question = "Why does pytest say fixture 'db_session' not found when I run the tests in CI but not locally?"
+    reply = (
+        "The fixture is defined in tests/integration/conftest.py and the CI job runs pytest from tests/unit, "
+        "so that conftest.py is never collected. Move db_session into tests/conftest.py."
+    )
+    messages = [
+        chat("s1", "user", "2026-04-21T15:00:00+00:00", question, "session"),
+        chat("s2", "assistant", "2026-04-21T15:00:20+00:00", reply, "session"),
+        chat("s3", "user", "2026-04-21T15:04:00+00:00", "How do I cache pip downloads between CI runs?", "session"),
+        chat("s4", "assistant", "2026-04-21T15:04:30+00:00", "Use actions/setup-python with cache: pip.", "session"),
+    ]
+    conversations = [{"conversationRef": "session", "title": "fixing CI", "kind": "assistant"}]
+    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as knowledge:
+        knowledge.ingest(write_bundle(tmp_path / "bundle", messages, conversations=conversations))
+        answer = knowledge.ask(question, now=NOW)
+    assert answer.status == "answered", answer.reason
+    assert any("conftest.py" in c.excerpt for c in answer.chat)

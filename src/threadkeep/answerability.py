@@ -29,6 +29,7 @@ import rjieba
 from threadkeep.model import Hit
 from threadkeep.search import Retrieval
 from threadkeep.store import SearchFilters, Store
+from threadkeep.store.rows import input_hash
 from threadkeep.text import STOPWORDS, content_tokens, has_cjk, tokenize
 
 # Chosen on the tuning split by benchmarks/answerability.py (see benchmarks/README.md).
@@ -41,14 +42,15 @@ AGREEMENT_RANKS = 3  # "a top dense passage": among the first 3
 CITED_SHARE = 0.5  # a cited passage scores at least this share of its source's best
 EVIDENCE_HITS = 3  # passages of each source read for coverage and speakers
 MIN_SPEAKER_OVERLAP = 2  # question words a line must share to count as the line the question is about
+MIN_SUBJECT = 0.5  # share of the rarity weight of what a price or phone question is about, in the passage stating one
 RARITY_CAP = 100  # passages counted per question word when weighing it
 ABSENT_WEIGHT = float(np.log(RARITY_CAP + 1) + 1.0)  # the weight of a word no passage holds
 
 _CODE = re.compile(
     r"(?<![A-Za-z0-9_.])(?:"
     r"0x[0-9a-fA-F]{4,}"  # 0x80070005
-    r"|\d+(?:\.\d+){1,3}(?:[-+.]?[A-Za-z]\w*)?"  # 3.2.0, 1.4.2-beta
-    r"|(?=[A-Za-z_]*\d)(?=\d*[A-Za-z])[A-Za-z0-9]+(?:[_-][A-Za-z0-9]+)*"  # E1024, win7, sha256
+    r"|[vV]?\d+(?:\.\d+){1,3}(?:[-+.]?[A-Za-z]\w*)?"  # 3.2.0, V2.7.3, 1.4.2-beta
+    r"|(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9]+(?:[_-][A-Za-z0-9]+)*"  # E1024, E-21, win7, ERR_SYNC-409
     r"|[A-Za-z]+(?:_[A-Za-z0-9]+)+"  # redirect_uri
     r"|[A-Z]{4,}"  # ETIMEDOUT
     r"|[A-Za-z]*[a-z][A-Z][A-Za-z]*"  # WebDAV, HarmonyOS, macOS
@@ -56,29 +58,50 @@ _CODE = re.compile(
 )
 _NAME = re.compile(r"(?<![\w'])[A-Z][a-z]+(?:'s)?(?![\w])")
 _SENTENCE_START = re.compile(r"(?:^|[.!?。！？]\s*)([A-Z][a-z]+)")
+_TIMESTAMP = re.compile(r"^\[[^\]\n]+\] ", re.M)  # a transcript line's time, which is no phone number
 _TRANSCRIPT_LINE = re.compile(r"^\[(?P<when>[^\]]+)\] (?P<who>[^:]+): (?P<text>.*)$")
 _CALENDAR = frozenset(
     "january february march april may june july august september october november december "  # noqa: SIM905
     "monday tuesday wednesday thursday friday saturday sunday".split()
 )
+# Dates are in a chat message's timestamp, not its text: a question's date words and numbers are no topic
+# a passage must hold.
+_DATE_TOKENS = frozenset(content_tokens(" ".join(_CALENDAR)))
+_TITLES = frozenset({"Dr", "Mr", "Mrs", "Ms", "Prof", "St"})
+_DEMONYM_ENDINGS = ("ean", "ian", "ese", "ish", "can")
 ABOUT_SOMEONE_ELSE = "about_someone_else"
 # jieba part-of-speech tags of Chinese words that carry a topic: nouns, verbs, adjectives, distinguishing
 # words, idioms, abbreviations (adverbs, numerals, pronouns, conjunctions and particles do not).
 _CONTENT_TAGS = frozenset("nvabijlz")
 _GREETINGS = ("hey", "hi", "hello", "thanks", "thank you", "dear", "oh", "wow", "yes", "yeah", "congrats")
 
-# Questions asking for a value of a kind the evidence must then hold: (what is asked, how the question
-# says it, how the value looks in a passage). A section naming the product but no price does not answer
-# "how much is it".
+# Questions asking for a value of a kind the evidence must then hold: (what is asked, how a question asks
+# for it, the asking words that are not its subject, how the value looks in a passage). A section naming
+# the product but no price does not answer "how much is it".
+_DURATION_ASKING = re.compile(r"几天|多久|多长时间|几个小时|几周|要等|\bhow long\b|\bhow many\b", re.I)
 ANSWER_TYPES = (
     (
         "a price",
-        re.compile(r"多少钱|价格|价钱|收费|售价|费用|\bprices?\b|\bhow much\b.*\b(?:cost|charge)", re.I),
+        re.compile(r"多少钱|价格|价钱|收费|售价|费用|\bprices?\b|\bhow much\b(?! (?:time|space|data|longer))", re.I),
+        re.compile(r"多少钱?|价格|价钱|收费|售价|费用|\bprices?\b|\bhow much\b|\bcosts?\b|\bcharges?\b", re.I),
         re.compile(r"[¥$€£￥]\s*\d|\d\s*(?:元|块|美元|欧元|rmb|cny|usd|eur|dollars?|euros?)|免费|\bfree\b", re.I),
     ),
     (
+        "a duration",
+        re.compile(r"几天|多久|多长时间|几个小时|几周|\bhow long\b|\bhow many (?:days|hours|weeks|months)\b", re.I),
+        _DURATION_ASKING,
+        re.compile(
+            r"\d\s*(?:天|日|小时|分钟|周|星期|个月|月|年|days?|hours?|minutes?|weeks?|months?|years?)"
+            r"|[一两二三四五六七八九十半](?:天|小时|分钟|周|个月|年)|当天"
+            r"|\b(?:a|one|two|three|four|five|six|seven|ten) (?:days?|hours?|weeks?|months?|years?)\b"
+            r"|same day|overnight",
+            re.I,
+        ),
+    ),
+    (
         "a phone number",
-        re.compile(r"手机号|电话|号码是|phone number", re.I),
+        re.compile(r"(?:手机|电话)号?码?(?:是)?多少|号码是|联系电话|\b(?:what|which)(?:'s| is) .*phone number", re.I),
+        re.compile(r"手机号?码?|电话号?码?|号码|多少|\bphone number\b", re.I),
         re.compile(r"\d[\d*\- ]{6,}\d"),
     ),
 )
@@ -127,16 +150,53 @@ def _text_units(text: str) -> set[str]:
     return units
 
 
+def _chinese_units(word: str) -> list[str]:
+    """A Chinese content word as the words it is made of (指纹识别 -> 指纹, 识别; 保修卡 -> 保修, 卡), so that
+    a passage saying 识别不出来 holds 识别; a long word without parts as character pairs, a short one as itself."""
+    if len(word) <= 2:
+        return [word]
+    parts = [part for part in rjieba.cut_for_search(word) if 2 <= len(part) < len(word)]
+    if not parts:
+        return [word[i : i + 2] for i in range(len(word) - 1)]
+    # A character no part covers still carries meaning: 保修卡 is 保修 and 卡.
+    return parts + [char for char in word if not any(char in part for part in parts)]
+
+
 def question_units(question: str) -> set[str]:
-    """The question's topic words: Latin words stemmed; Chinese content words (nouns, verbs, adjectives...,
-    not adverbs, numerals, pronouns or particles) as character pairs, or single characters when alone."""
+    """The question's topic words: Latin words stemmed (dates and bare numbers left out); Chinese content
+    words (nouns, verbs, adjectives..., not adverbs, numerals, pronouns or particles) by their parts."""
     units: set[str] = set()
     for word, tag in rjieba.tag(question):
         if not has_cjk(word):
-            units.update(content_tokens(word))
+            units.update(token for token in content_tokens(word) if token not in _DATE_TOKENS and not token.isdigit())
         elif tag[:1] in _CONTENT_TAGS and word not in STOPWORDS:
-            units.update([word] if len(word) == 1 else (word[i : i + 2] for i in range(len(word) - 1)))
+            units.update(_chinese_units(word))
     return units
+
+
+def absent_nouns(question: str, weights: dict[str, float]) -> list[str]:
+    """Chinese nouns of the question with a part (two characters or more) that no passage holds: 指静脉 when
+    no message or section says 静脉."""
+    found = []
+    for word, tag in rjieba.tag(question):
+        if has_cjk(word) and tag.startswith("n") and word not in STOPWORDS:
+            parts = [unit for unit in _chinese_units(word) if len(unit) >= 2]
+            if any(weights.get(unit, 0.0) >= ABSENT_WEIGHT for unit in parts):
+                found.append(word)
+    return found
+
+
+def named_terms(question: str) -> list[str]:
+    """Words naming a thing the store must mention for the question to be answerable: Latin words inside a
+    Chinese question (Zigbee, HomeKit, Apple Watch) and names inside an English one (Synology, Rockies)."""
+    if has_cjk(question):
+        # Short Latin words in Chinese text are mostly units and generic acronyms (KB, APP, NAS), not names.
+        words = re.findall(r"(?<![A-Za-z0-9_.-])[A-Za-z]{4,}(?![A-Za-z0-9_])", question)
+        found = [word for word in words if word.lower() not in STOPWORDS]
+    else:
+        # Titles and words for peoples name no one thing: "European countries" is answered by "Spain".
+        found = [name for name in names(question) if name not in _TITLES and not name.endswith(_DEMONYM_ENDINGS)]
+    return [word for word in dict.fromkeys(found) if not any(word in code for code in codes(question))]
 
 
 def coverage(question: str, hit: Hit, weights: dict[str, float] | None = None) -> float:
@@ -156,13 +216,17 @@ def written_forms(question: str) -> dict[str, str]:
     return {token: word for word in words for token in content_tokens(word)}
 
 
-def rarity(store: Store, question: str, filters: SearchFilters) -> dict[str, float]:
-    """A weight per question unit from how many passages hold it (up to RARITY_CAP): rare units weigh most."""
+def rarity(store: Store, question: str, filters: SearchFilters, hits: list[Hit] = ()) -> dict[str, float]:
+    """A weight per question unit from how many passages hold it (up to RARITY_CAP): rare units weigh most.
+    The retrieved `hits` count too: full text indexes Chinese by words and character pairs, so a single
+    character (擦) it cannot look up may still stand in a passage found."""
     # Full text stems what it is given: look a stemmed word up by the word as written.
     written = written_forms(question)
+    texts = [_text_units(hit.chunk.indexed_text or hit.chunk.text) for hit in hits]
     weights = {}
     for unit in question_units(question):
         passages = len(store.lexical_candidates(written.get(unit, unit), RARITY_CAP, filters))
+        passages = passages or sum(unit in units for units in texts)
         weights[unit] = float(np.log((RARITY_CAP + 1) / (passages + 1)) + 1.0)
     return weights
 
@@ -185,6 +249,42 @@ def standout(dense: list[tuple[str, float]]) -> float:
     scores = np.array([score for _, score in dense], dtype=np.float64)
     rest = scores[1:]
     return float((scores[0] - rest.mean()) / max(rest.std(), 1e-6))
+
+
+def states(
+    question: str, asking: re.Pattern[str], value: re.Pattern[str], evidence: list[Hit], weights: dict[str, float]
+) -> bool:
+    """Whether a passage states a value of the asked kind (a price, a phone number) for what the question is
+    about: it holds such a value and at least half the rarity weight of the question's other words."""
+    subject = question_units(asking.sub(" ", question))
+    total = sum(weights.get(unit, 1.0) for unit in subject)
+    for hit in evidence:
+        # A document's value must be in the section about the subject (a price list does not price what
+        # the next section merely names); a thread is one block, its reply need not repeat the subject.
+        # A thread's message times say how long something took, so a chat passage may answer "how long".
+        dated = asking is _DURATION_ASKING and hit.chunk.source_type == "chat"
+        text = _TIMESTAMP.sub("", hit.chunk.text)
+        blocks = re.split(r"\n(?=#)", text) if hit.chunk.source_type == "document" else [text]
+        where = " ".join((hit.chunk.title, *(hit.chunk.heading_path or ())))
+        for block in (f"{where}\n{block}" for block in blocks):
+            if not dated and not value.search(block):
+                continue
+            found = subject & _text_units(block)
+            if not subject or sum(weights.get(unit, 1.0) for unit in found) >= MIN_SUBJECT * total:
+                return True
+    return False
+
+
+def agrees(store: Store, retrieval: Retrieval, hit: Hit) -> bool:
+    """Whether the retrievers that could see `hit` rank it near the top: a top dense passage, or, for a
+    passage without a vector yet (embedding runs behind ingest), a top full-text passage."""
+    if any(chunk_id == hit.chunk.id for chunk_id, _ in retrieval.dense[:AGREEMENT_RANKS]):
+        return True
+    if hit.dense_rank is not None:
+        return False
+    if input_hash(hit.chunk.embedding_input) in store.embeddings_for(hit.chunk.source_ref):
+        return False
+    return any(chunk_id == hit.chunk.id for chunk_id, _ in retrieval.lexical[:AGREEMENT_RANKS])
 
 
 def occurs_in_store(store: Store, term: str, filters: SearchFilters) -> bool:
@@ -249,33 +349,38 @@ def someone_else(question: str, hits: list[Hit]) -> dict[str, str]:
 def assess(question: str, retrieval: Retrieval, store: Store, filters: SearchFilters | None = None) -> Assessment:
     filters = filters or SearchFilters()
     hits = retrieval.hits
-    if not hits:
-        return Assessment(False, "nothing in the knowledge base matches this question")
     terms = codes(question)
-    missing = [term for term in terms if not occurs_in_store(store, term, filters)]
+    # A speaker's name need not occur in what they said.
+    speakers = {who.split()[0] for hit in hits for who, _ in _speaker_lines(hit) if who}
+    wanted = terms + [name for name in named_terms(question) if name not in speakers]
+    missing = [term for term in wanted if not occurs_in_store(store, term, filters)]
+    if not hits:
+        reason = f"no message or section mentions {', '.join(missing)}" if missing else None
+        return Assessment(False, reason or "nothing in the knowledge base matches this question", missing)
     evidence = top_hits(hits)
     best_coverage = max(coverage(question, hit) for hit in evidence)
-    weights = rarity(store, question, filters)
+    weights = rarity(store, question, filters, hits)
     weighted = max(coverage(question, hit, weights) for hit in evidence)
     covering = max(evidence, key=lambda hit: coverage(question, hit, weights))
-    dense_top = {chunk_id for chunk_id, _ in retrieval.dense[:AGREEMENT_RANKS]}
     absent = [unit for unit, weight in weights.items() if weight >= ABSENT_WEIGHT]
     features = {
         "standout": standout(retrieval.dense),
         "coverage": best_coverage,
         "weighted_coverage": weighted,
         "absent_share": sum(weights[unit] for unit in absent) / sum(weights.values()) if weights else 0.0,
-        "covering_in_dense_top": float(covering.chunk.id in dense_top),
+        "covering_agrees": float(agrees(store, retrieval, covering)),
         "terms": float(len(terms)),
         "missing": float(len(missing)),
     }
+    features["absent_noun"] = float(bool(absent_nouns(question, weights)))
+    features["absent_chinese_words"] = float(sum(has_cjk(unit) and len(unit) >= 2 for unit in absent))
     if missing:
         named = ", ".join(missing)
         return Assessment(False, f"no message or section mentions {named}", missing, features=features)
-    for asked, in_question, in_passage in ANSWER_TYPES:
-        if in_question.search(question) and not any(in_passage.search(hit.chunk.text) for hit in evidence):
+    for asked, in_question, asking, in_passage in ANSWER_TYPES:
+        if in_question.search(question) and not states(question, asking, in_passage, evidence, weights):
             features["answer_type_missing"] = 1.0
-            reason = f"the question asks for {asked} and no passage found states one"
+            reason = f"the question asks for {asked} and no passage found states one for it"
             return Assessment(False, reason, features=features)
     elsewhere = [
         term for term in terms if not any(_term_tokens(term) <= _text_units(hit.chunk.indexed_text) for hit in evidence)
@@ -293,6 +398,9 @@ def assess(question: str, retrieval: Retrieval, store: Store, filters: SearchFil
             reason = f"{named} is mentioned in the store, but not in the passages closest to the question"
         elif features["absent_share"] >= DOUBTFUL_ABSENT:
             reason = "no message or section mentions " + ", ".join(absent_words(question, absent))
+        elif features.get("absent_noun") or features.get("absent_chinese_words", 0.0) >= 2:
+            named = absent_nouns(question, weights) or absent_words(question, absent)
+            reason = "no message or section mentions " + ", ".join(named)
     return Assessment(answerable, reason, [], flags, notes, features, weights)
 
 
@@ -315,9 +423,13 @@ def decide(features: dict[str, float]) -> bool:
         return False
     if features["absent_share"] >= DOUBTFUL_ABSENT and features["standout"] < CLEAR_STANDOUT:
         return False
+    if features.get("absent_chinese_words", 0.0) >= 2 and features["standout"] < CLEAR_STANDOUT:
+        return False  # two of the question's words are nowhere: as for a large absent share
+    if features.get("absent_noun") and features["standout"] < MIN_STANDOUT:
+        return False  # a thing the question names is nowhere: only a clearly standing-out passage may answer
     if features["weighted_coverage"] < MIN_COVERAGE:
         return False
-    return bool(features["covering_in_dense_top"]) or features["standout"] >= MIN_STANDOUT
+    return bool(features["covering_agrees"]) or features["standout"] >= MIN_STANDOUT
 
 
 def citable(question: str, hits: list[Hit], assessment: Assessment) -> list[Hit]:

@@ -30,7 +30,9 @@ SOURCE_TYPES = ("chat", "document")
 class SearchSettings:
     candidates: int = 50  # taken from each retriever before fusion
     dense_weight: float = 0.5  # share of the dense relevance; full text has the rest
-    half_life_days: float = 180.0
+    # A chat fix goes stale in weeks (versions move on): most of the decay's effect comes within two
+    # months, so of two equally close fixes 2.5 months apart the newer leads (benchmarks/decay_order.py).
+    half_life_days: float = 30.0
     # The most the decay can take from a chat chunk's relevance: 0.8 means an old thread keeps at
     # least 80 % of it, so only threads within 20 % of each other can swap places by age.
     decay_floor: float = 0.8

@@ -50,7 +50,8 @@ def _normalize_token(raw: str) -> str | None:
     token = unicodedata.normalize("NFKC", raw).strip().lower()
     if not token or not _WORDLIKE.search(token):
         return None
-    if _ASCII_WORD.match(token) and len(token) > 3:
+    # A stop word stays as written: stemmed, some would escape the list ("does" -> "doe", "anyone" -> "anyon").
+    if _ASCII_WORD.match(token) and len(token) > 3 and token not in STOPWORDS:
         return _stem(token)
     return token
 

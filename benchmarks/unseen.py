@@ -1,0 +1,173 @@
+"""`ask` on small hand-written corpora no threshold was fitted on: a Chinese smart-lock support group with
+its product documents, and an English office chat with assistant sessions and a backup product's documents.
+
+    nice -n 10 python benchmarks/unseen.py [--stores /tmp/threadkeep-bench] [--no-dense] [--embedder hash-256] [--show]
+
+Each corpus is `benchmarks/data/unseen_{zh,en}.json` (chat, recalled messages, documents, questions),
+written as an export bundle plus a documents folder and ingested into its own store. Per corpus and split
+(benchmarks/splits.py on the question text, fixed before the first run) it prints:
+
+- false refusals of answerable questions and false answers of unanswerable ones;
+- thread@3: for questions answered in chat, whether the thread holding the question and its conclusion
+  is among the first 3 hits of what `ask` reads (documents and chat interleaved);
+- cited right: the answer cites that thread, or a document section stating the expected text;
+- newer first: for questions whose fix also exists in an older group, whether the newer copy ranks first.
+
+`--no-dense` runs the same questions as if no chunk had a vector yet (full text only), the state of a
+store whose background embedding has not caught up. `--embedder hash-256` runs them with a lexical
+stand-in model whose cosines lie on another scale: the decision must not depend on one model's values.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import defaultdict
+from datetime import datetime, timedelta
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from splits import split_of
+from threadkeep.answer import build_answer
+from threadkeep.answerability import assess
+from threadkeep.api import KnowledgeBase
+from threadkeep.search import Retrieval, retrieve
+from threadkeep.store import SearchFilters
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "benchmarks" / "data"
+CORPORA = ("zh", "en")
+
+
+def materialise(corpus: dict, folder: Path) -> tuple[Path, Path]:
+    """The corpus as an export bundle and a documents folder under `folder`."""
+    bundle, docs = folder / "bundle", folder / "docs"
+    bundle.mkdir(parents=True, exist_ok=True)
+    docs.mkdir(parents=True, exist_ok=True)
+    rows = [(row, False) for row in corpus["messages"]] + [(row, True) for row in corpus.get("recalled", [])]
+    rows.sort(key=lambda item: item[0][2])
+    lines = []
+    for (conversation, mid, when, sender, text), recalled in rows:
+        message = {"messageId": mid, "conversationRef": conversation, "senderRef": sender, "sentAt": when}
+        message |= {"type": "system" if sender == "system" else "text", "text": text, "recalled": recalled}
+        lines.append(json.dumps(message, ensure_ascii=False))
+    (bundle / "messages.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    for name, items in (("conversations", corpus["conversations"]), ("members", corpus["members"])):
+        text = "\n".join(json.dumps(item, ensure_ascii=False) for item in items) + "\n"
+        (bundle / f"{name}.jsonl").write_text(text, encoding="utf-8")
+    manifest = {"format": "chat-export-bundle", "version": 1, "exportedAt": max(row[0][2] for row in rows)}
+    (bundle / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    for name, text in corpus["docs"].items():
+        (docs / name).write_text(text, encoding="utf-8")
+    return bundle, docs
+
+
+def full_text_only(kb: KnowledgeBase, question: str, now: datetime, k: int) -> Retrieval:
+    """What `ask` retrieves while no chunk has a vector: the dense side returns nothing."""
+    store = kb.store
+
+    class NoVectors:
+        def __getattr__(self, name: str):
+            return getattr(store, name)
+
+        def dense_candidates(self, *args, **kwargs):
+            return []
+
+        def embeddings_for(self, source_ref: str):
+            return {}
+
+    return retrieve(NoVectors(), kb.embedder, question, k, None, now, per_source=k), NoVectors()
+
+
+def _starts(hit, ids: list[str]) -> bool:
+    """Whether the hit holds the thread's opening question (the thread found, however it was cut)."""
+    return ids[0] in (hit.chunk.evidence_ids or ())
+
+
+def shown(hits, ids: list[str]) -> bool:
+    """Whether these chat hits together show the question and its conclusion (a thread the assigner split
+    in two counts when both halves are shown)."""
+    return set(ids) <= {mid for hit in hits if hit.chunk.source_type == "chat" for mid in hit.chunk.evidence_ids or ()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--stores", type=Path, default=Path("/tmp/threadkeep-bench"))
+    parser.add_argument("--corpora", default=",".join(CORPORA))
+    parser.add_argument("--no-dense", action="store_true", help="as if no chunk had a vector yet")
+    parser.add_argument("--show", action="store_true", help="print every question's outcome (tuning part only)")
+    parser.add_argument("--k", type=int, default=10)
+    parser.add_argument("--embedder", default=None, help="another model (e.g. hash-256): cosines on another scale")
+    args = parser.parse_args()
+    tallies: dict[tuple[str, str, str], list[int]] = defaultdict(lambda: [0, 0])
+    for name in args.corpora.split(","):
+        corpus = json.loads((DATA / f"unseen_{name}.json").read_text(encoding="utf-8"))
+        folder = args.stores / f"unseen-{name}"
+        bundle, docs = materialise(corpus, folder)
+        latest = max(datetime.fromisoformat(row[2]) for row in corpus["messages"])
+        now = latest + timedelta(days=1)
+        suffix = f"-{args.embedder}" if args.embedder else ""
+        with KnowledgeBase.open(args.stores / f"unseen-{name}{suffix}.db", args.embedder) as kb:
+            kb.ingest(bundle)
+            kb.ingest(docs)
+            questions = [(item["q"], item) for item in corpus["questions"]["answerable"]]
+            questions += [(text, None) for text in corpus["questions"]["unanswerable"]]
+            for question, gold in questions:
+                split = split_of(question)
+                if args.no_dense:
+                    retrieval, store = full_text_only(kb, question, now, args.k)
+                else:
+                    store = kb.store
+                    retrieval = retrieve(store, kb.embedder, question, args.k, None, now, per_source=args.k)
+                assessment = assess(question, retrieval, store, SearchFilters())
+                answer = build_answer(question, retrieval.hits, {}, assessment)
+                answered = answer.status == "answered"
+                if gold is None:
+                    tallies[(name, "false answers", split)][0] += answered
+                    tallies[(name, "false answers", split)][1] += 1
+                    outcome = "ANSWERED (false)" if answered else "refused"
+                else:
+                    tallies[(name, "false refusals", split)][0] += not answered
+                    tallies[(name, "false refusals", split)][1] += 1
+                    cited = answer.documents + answer.chat
+                    if "thread" in gold:
+                        chunks = {hit.chunk.id: hit for hit in retrieval.hits}
+                        right = shown([chunks[c.chunk_id] for c in answer.chat if c.chunk_id in chunks], gold["thread"])
+                        top3 = shown(retrieval.hits[:3], gold["thread"])
+                        tallies[(name, "thread@3", split)][0] += top3
+                        tallies[(name, "thread@3", split)][1] += 1
+                        if "older" in gold:
+                            chat = [hit for hit in retrieval.hits if hit.chunk.source_type == "chat"]
+                            new = next((i for i, hit in enumerate(chat) if _starts(hit, gold["thread"])), len(chat))
+                            old = next((i for i, hit in enumerate(chat) if _starts(hit, gold["older"])), len(chat))
+                            tallies[(name, "newer first", split)][0] += new < old
+                            tallies[(name, "newer first", split)][1] += 1
+                    else:
+                        right = any(gold["doc"] in _full(retrieval, c.chunk_id) for c in cited)
+                    tallies[(name, "cited right", split)][0] += answered and right
+                    tallies[(name, "cited right", split)][1] += 1
+                    outcome = ("answered" + ("" if right else " (wrong citation)")) if answered else "REFUSED (false)"
+                if args.show and split == "tune":
+                    features = {key: round(value, 2) for key, value in assessment.features.items()}
+                    print(f"[{name}] {question} -> {outcome}; {answer.reason or ''} {features}")
+    mode = ("full text only" if args.no_dense else "hybrid") + (f", {args.embedder}" if args.embedder else "")
+    options = (" --no-dense" if args.no_dense else "") + (f" --embedder {args.embedder}" if args.embedder else "")
+    print(f"unseen corpora, {mode}: python benchmarks/unseen.py{options}")
+    print(f"{'corpus':<7} {'figure':<15} {'tune':>14} {'held out':>14}")
+    for name in args.corpora.split(","):
+        for figure in ("false refusals", "false answers", "thread@3", "cited right", "newer first"):
+            cells = []
+            for split in ("tune", "heldout"):
+                count, total = tallies.get((name, figure, split), [0, 0])
+                cells.append(f"{count}/{total}" + (f" ({count / total:.0%})" if total else ""))
+            print(f"{name:<7} {figure:<15} {cells[0]:>14} {cells[1]:>14}")
+
+
+def _full(retrieval: Retrieval, chunk_id: str) -> str:
+    return next((hit.chunk.text for hit in retrieval.hits if hit.chunk.id == chunk_id), "")
+
+
+if __name__ == "__main__":
+    main()
