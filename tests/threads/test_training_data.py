@@ -95,7 +95,7 @@ def test_the_shipped_hand_chats_parse_and_every_chat_has_a_part() -> None:
 
 # ----------------------------------------------------------------------------- request cuts
 
-small_groups = pytest.importorskip("small_groups", reason="needs ../shared/bench beside the checkout")
+small_groups = pytest.importorskip("small_groups", reason="benchmarks/ is not importable")
 
 
 def test_a_second_request_in_another_domain_starts_a_thread() -> None:
