@@ -190,9 +190,10 @@ def _heading(line: str) -> tuple[str, str | None] | None:
     marker = _HEADING_MARK.match(line)
     if not marker:
         return None
-    rest = line[marker.end() :].rstrip()
+    after = line[marker.end() :]
+    rest = after.rstrip()
     if not rest:
-        return (line[marker.end() :][:1], None) if line[marker.end() :] else None
+        return ("", None) if after else None
     if rest.endswith(")"):
         # The time is the earliest " (" after which no ")" comes before the closing one.
         start = rest.find(" (", max(rest.rfind(")", 0, len(rest) - 1) + 1, 1))
