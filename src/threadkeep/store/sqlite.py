@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from datetime import datetime
@@ -265,6 +266,7 @@ def fts_query(tokens: Iterable[str]) -> str:
 
 
 SQLITE_HEADER = b"SQLite format 3\x00"
+OPEN_TIMEOUT_S = 30
 
 
 def check_location(path: Path, create: bool) -> None:
@@ -310,10 +312,10 @@ class SQLiteStore(SQLStore):
         self.path = path
         self.address = self.location = str(path)
         self.name = path.name
-        self.db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
+        self.db = sqlite3.connect(path, timeout=OPEN_TIMEOUT_S, isolation_level=None, check_same_thread=False)
         try:
             self._check_schema(create)
-            self.db.execute("PRAGMA journal_mode = WAL")
+            self._enter_wal()
             self.db.execute("PRAGMA synchronous = NORMAL")
             self.db.execute("PRAGMA foreign_keys = ON")
             self._migrate()
@@ -341,6 +343,21 @@ class SQLiteStore(SQLStore):
             raise StoreError(f"{self.path} is a SQLite database of another program, not a threadkeep store")
         if not create:
             raise StoreNotFound(str(self.path))
+
+    def _enter_wal(self) -> None:
+        # Changing the journal mode takes an exclusive lock without consulting the busy handler, so
+        # several processes opening a brand-new store at once would see "database is locked".
+        deadline = time.monotonic() + OPEN_TIMEOUT_S
+        pause = 0.005
+        while True:
+            try:
+                self.db.execute("PRAGMA journal_mode = WAL")
+                return
+            except sqlite3.OperationalError as error:
+                if "locked" not in str(error) or time.monotonic() > deadline:
+                    raise
+            time.sleep(pause)
+            pause = min(pause * 2, 0.2)
 
     def _migrate(self) -> None:
         version = self.db.execute("PRAGMA user_version").fetchone()[0]
