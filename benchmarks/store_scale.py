@@ -59,6 +59,11 @@ from threadkeep.store import SearchFilters, Store, open_store
 from threadkeep.store.rows import input_hash
 from threadkeep.store.sqlite import SQLiteStore
 
+# Bytes of the chunks table's HNSW indexes (one per source type, or the one of an older schema), NULL if none.
+HNSW_SIZE = (
+    "SELECT sum(pg_relation_size(indexrelid)) FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+    "JOIN pg_am a ON a.oid = c.relam WHERE i.indrelid = 'chunks'::regclass AND a.amname = 'hnsw'"
+)
 ADMIN_URL = os.environ.get("THREADKEEP_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/postgres")
 PER_SOURCE = 1000
 START = datetime(2025, 1, 1, tzinfo=UTC)
@@ -457,7 +462,7 @@ def run_postgres(
             with psycopg.connect(url) as db:
                 held = db.execute("SELECT to_regclass('chunks') IS NOT NULL").fetchone()[0]
                 held = held and db.execute("SELECT count(*) FROM chunks").fetchone()[0] == n
-                ready = held and db.execute("SELECT to_regclass('chunks_embedding') IS NOT NULL").fetchone()[0]
+                ready = held and db.execute(HNSW_SIZE).fetchone()[0] is not None
             if not ready:
                 admin.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(name)))
         if not ready:
@@ -493,7 +498,7 @@ def run_postgres(
             note(column, "load (chunks/s) / HNSW build after it (s)", f"{n / store_seconds:,.0f} / {build:,.0f}")
             store.db.execute("VACUUM ANALYZE chunks")
         sizes = store.db.execute(
-            "SELECT pg_size_pretty(pg_relation_size('chunks_embedding')), pg_database_size(current_database())"
+            f"SELECT pg_size_pretty(({HNSW_SIZE})), pg_database_size(current_database())"
         ).fetchone()
         print(f"  HNSW index {sizes[0]}; database {sizes[1] / 1e6:,.0f} MB ({sizes[1] / n:,.0f} MB per million chunks)")
         note(column, "disk, MB per million chunks", f"{sizes[1] / n:,.0f} (index {sizes[0]})")

@@ -242,41 +242,69 @@ def test_past_the_bit_candidates_the_top_hits_are_still_exact(make_location):
         store.close()
 
 
-def test_filtered_postgres_search_walks_the_graph_when_many_chunks_pass(make_location, monkeypatch):
+def test_postgres_walks_each_source_types_own_graph(make_location, monkeypatch):
     store_location = make_location("postgres")
-    # Exact search only below 50 passing chunks, so chat (2,700 of 3,000) goes through HNSW.
+    # Exact search only below 50 passing chunks, so a conversation of 2,700 goes through HNSW.
     monkeypatch.setattr("threadkeep.store.postgres.EXACT_SEARCH_FLOOR", 50)
     monkeypatch.setattr("threadkeep.store.postgres.PostgresStore._rows_estimate", lambda self: 1.0)
-    sources = {"conv-a": ("chat", range(0, 2700)), "doc-c": ("document", range(2700, 3000))}
-    vectors, queries = clustered(3000, 13), clustered(10, 14)
+    sources = {
+        "conv-a": ("chat", range(0, 2700)),
+        "conv-b": ("chat", range(2700, 2740)),
+        "doc-c": ("document", range(2740, 3040)),
+    }
+    vectors, queries = clustered(3040, 13), clustered(10, 14)
     store = open_store(store_location)
     try:
         store.bind_embedder("clustered", DIM)
         chunks = load_sources(store, vectors, sources)
+        store.db.execute("ANALYZE chunks")  # the planner's estimate of the chunks a filter passes
         # At 3,000 rows the planner rightly sorts them all rather than walk the graph; a million-chunk
         # table is what makes it choose the graph, so here sorting and scanning are priced out.
         store.db.execute("SET enable_seqscan = off; SET enable_bitmapscan = off; SET enable_sort = off")
 
-        def index_scans() -> int:
+        def index_scans() -> dict[str, int]:
             store.db.execute("SELECT pg_stat_force_next_flush()")
             store.db.execute("SELECT 1")  # the flush happens as this backend finishes a transaction
             store.db.execute("SELECT pg_stat_clear_snapshot()")
-            return store.db.execute(
-                "SELECT idx_scan FROM pg_stat_user_indexes WHERE indexrelname = 'chunks_embedding' "
-                "AND schemaname = current_schema()"
-            ).fetchone()[0]
+            found = store.db.execute(
+                "SELECT indexrelname, idx_scan FROM pg_stat_user_indexes "
+                "WHERE indexrelname LIKE 'chunks_embedding%%' AND schemaname = current_schema()"
+            ).fetchall()
+            return dict(found)
 
+        cases = [
+            (SearchFilters(source_type="document"), lambda c: c.source_type == "document", {"document"}),
+            (SearchFilters(source_type="chat"), lambda c: c.source_type == "chat", {"chat"}),
+            (SearchFilters(), lambda c: True, {"chat", "document"}),
+            # Most chunks pass: the walk steps over the others (iterative scan) in both graphs.
+            (SearchFilters(conversation="conv-a"), lambda c: c.source_ref == "conv-a", {"chat", "document"}),
+        ]
+        assert set(index_scans()) == {"chunks_embedding_chat", "chunks_embedding_document"}
+        for filters, keep, graphs in cases:
+            before = index_scans()
+            recalls = []
+            for query in queries:
+                found = store.dense_candidates(query, 10, filters)
+                truth = dict(exact(chunks, vectors, query, 10, keep))
+                assert all(keep(chunks[cid]) for cid, _ in found), filters
+                assert len(found) == 10
+                assert [s for _, s in found] == sorted((s for _, s in found), reverse=True)
+                recalls.append(len(set(dict(found)) & set(truth)) / 10)
+                exact_scores = {cid: float(vectors[int(cid.rpartition(":")[2])] @ query) for cid, _ in found}
+                assert [s for _, s in found] == pytest.approx([exact_scores[cid] for cid, _ in found], abs=1e-5)
+            after = index_scans()
+            walked = {name.removeprefix("chunks_embedding_") for name in after if after[name] > before[name]}
+            assert walked == graphs, filters
+            assert all(after[f"chunks_embedding_{kind}"] >= before[f"chunks_embedding_{kind}"] + 10 for kind in graphs)
+            assert np.mean(recalls) >= 0.9, filters
+        # A conversation the planner expects to be small is compared exactly, through the btree indexes.
         before = index_scans()
-        recalls = []
         for query in queries:
-            found = store.dense_candidates(query, 10, SearchFilters(source_type="chat"))
-            truth = dict(exact(chunks, vectors, query, 10, lambda c: c.source_type == "chat"))
-            assert all(chunks[cid].source_type == "chat" for cid, _ in found)
-            assert len(found) == 10
-            recalls.append(len(set(dict(found)) & set(truth)) / 10)
-            exact_scores = {cid: float(vectors[int(cid.rpartition(":")[2])] @ query) for cid, _ in found}
-            assert [s for _, s in found] == pytest.approx([exact_scores[cid] for cid, _ in found], abs=1e-5)
-        assert index_scans() >= before + len(queries)
-        assert np.mean(recalls) >= 0.9
+            found = store.dense_candidates(query, 10, SearchFilters(conversation="conv-b"))
+            truth = exact(chunks, vectors, query, 10, lambda c: c.source_ref == "conv-b")
+            assert [cid for cid, _ in found] == [cid for cid, _ in truth]
+            assert [s for _, s in found] == pytest.approx([s for _, s in truth], abs=1e-5)
+        assert index_scans() == before
+        assert store.dense_candidates(queries[0], 10, SearchFilters(source_type="email")) == []
     finally:
         store.close()

@@ -15,9 +15,11 @@ Same tables and same behaviour as `SQLiteStore`: both are `store.sql.SQLStore`. 
   conversations run side by side; rows go in by binary COPY. Under that lock a
   rebuild checks that the content hash it was computed from is still stored
   (`based_on`), so two writers of one conversation cannot undo each other.
-- Filters apply inside the nearest-neighbour query: when few chunks pass them
-  the search is exact over those, otherwise HNSW with iterative scan
-  (pgvector >= 0.8) keeps scanning until enough chunks pass.
+- Each source type (chat, document) has its own HNSW index, so a search for one
+  type walks only its graph and an unfiltered one merges both. Other filters
+  apply inside the nearest-neighbour query: when the planner expects few chunks
+  to pass them the search is exact over those, otherwise HNSW with iterative
+  scan (pgvector >= 0.8) keeps walking until enough chunks pass.
 """
 
 from __future__ import annotations
@@ -181,11 +183,58 @@ MIGRATIONS: list[Migration] = [
     CREATE INDEX chunks_unindexed ON chunks (input_hash) WHERE embedding_input = '';
         """,
     ),
+    # Search-time layout, measured on 300k chunks (benchmarks/store_scale.py):
+    # - The tsvectors stay in the row (MAIN: compressed first, out of line only past a page).
+    #   Next to the 1.5 kB vector a row passes the ~2 kB TOAST threshold and EXTENDED moved the
+    #   largest columns, the tsvectors, out of line: ranking 3,800 matches then read 5 pages a match
+    #   (59 ms). Re-adding the columns rewrites the table, which moves the stored ones back in.
+    # - One HNSW graph per source type instead of one for all: a search for documents only (10 %
+    #   of the store) walked the shared graph stepping over chat chunks, or compared every
+    #   document; each type's own graph answers it like an unfiltered search. The shared index is
+    #   dropped before the rewrite (which would rebuild it) and, where the embedder was bound
+    #   already, the two graphs are built once after it.
+    Migration(
+        "m006_inline_full_text_and_vector_index_per_source_type",
+        """
+    DO $$
+    DECLARE
+        indexed boolean := to_regclass('chunks_embedding') IS NOT NULL;
+    BEGIN
+        DROP INDEX IF EXISTS chunks_embedding;
+        ALTER TABLE chunks DROP COLUMN words, DROP COLUMN bigrams;
+        ALTER TABLE chunks
+            ADD COLUMN words tsvector GENERATED ALWAYS AS (to_tsvector('simple', search_words)) STORED,
+            ADD COLUMN bigrams tsvector GENERATED ALWAYS AS (to_tsvector('simple', search_bigrams)) STORED,
+            ALTER COLUMN words SET STORAGE MAIN,
+            ALTER COLUMN bigrams SET STORAGE MAIN;
+        CREATE INDEX chunks_words ON chunks USING gin (words);
+        CREATE INDEX chunks_bigrams ON chunks USING gin (bigrams);
+        IF indexed THEN
+            PERFORM set_config('maintenance_work_mem', '1GB', true);
+            CREATE INDEX chunks_embedding_chat ON chunks USING hnsw (embedding vector_cosine_ops)
+                WITH (m = 16, ef_construction = 64) WHERE source_type = 'chat';
+            CREATE INDEX chunks_embedding_document ON chunks USING hnsw (embedding vector_cosine_ops)
+                WITH (m = 16, ef_construction = 64) WHERE source_type = 'document';
+        END IF;
+    END
+    $$;
+        """,
+    ),
 ]
 
 # HNSW build parameters (pgvector's defaults, written down so a rebuild matches).
 HNSW_M = 16
 HNSW_EF_CONSTRUCTION = 64
+# The source types (the chunks table's CHECK), each with its own HNSW index: a search filtered to
+# one type walks that graph only, an unfiltered one walks both and merges.
+SOURCE_TYPES = ("chat", "document")
+VECTOR_INDEXES: dict[str, sql.Composed] = {
+    f"chunks_embedding_{kind}": sql.SQL(
+        "CREATE INDEX IF NOT EXISTS {} ON chunks USING hnsw (embedding vector_cosine_ops) "
+        "WITH (m = {}, ef_construction = {}) WHERE source_type = {}"
+    ).format(sql.Identifier(f"chunks_embedding_{kind}"), HNSW_M, HNSW_EF_CONSTRUCTION, sql.Literal(kind))
+    for kind in SOURCE_TYPES
+}
 # Candidates the graph search keeps (hnsw.ef_search), at least k.
 EF_SEARCH = 100
 # Filtered search: exact over the P chunks that pass costs P distances; the graph walk must step
@@ -425,7 +474,7 @@ class PostgresStore(SQLStore):
         self._type_vector_column(writer.cursor, dim)
 
     def _type_vector_column(self, cursor: psycopg.Cursor, dim: int) -> None:
-        """Give the vector column its dimension and build the HNSW index, which needs it."""
+        """Give the vector column its dimension and build the HNSW indexes, which need it."""
         # PLAIN keeps each vector inside its row: out of line (pgvector's default, EXTERNAL, once a
         # row passes ~2 kB) every distance costs a TOAST fetch, measured 12 µs a row on exact
         # search. Past ~1,000 dimensions a plain vector would crowd the 8 kB page, so MAIN there.
@@ -443,14 +492,11 @@ class PostgresStore(SQLStore):
     def create_vector_index(
         self, cursor: psycopg.Cursor | None = None, memory: str = "1GB", workers: int | None = None
     ) -> None:
-        """(Re)build the HNSW index. A bulk load drops it first: one build is much faster than
-        growing the graph insert by insert."""
-        statement = sql.SQL(
-            "CREATE INDEX IF NOT EXISTS chunks_embedding ON chunks USING hnsw (embedding vector_cosine_ops) "
-            "WITH (m = {}, ef_construction = {})"
-        ).format(HNSW_M, HNSW_EF_CONSTRUCTION)
+        """(Re)build the HNSW indexes, one per source type. A bulk load drops them first: one build
+        is much faster than growing the graph insert by insert."""
         if cursor is not None:
-            cursor.execute(statement)
+            for statement in VECTOR_INDEXES.values():
+                cursor.execute(statement)
             return
         with self._transaction() as own:
             # The build is many times faster while the graph fits in maintenance_work_mem;
@@ -459,11 +505,13 @@ class PostgresStore(SQLStore):
             own.execute("SELECT set_config('maintenance_work_mem', %s, true)", (memory,))
             if workers is not None:
                 own.execute("SELECT set_config('max_parallel_maintenance_workers', %s, true)", (str(workers),))
-            own.execute(statement)
+            for statement in VECTOR_INDEXES.values():
+                own.execute(statement)
 
     def drop_vector_index(self) -> None:
         with self._transaction() as cursor:
-            cursor.execute("DROP INDEX IF EXISTS chunks_embedding")
+            for name in ["chunks_embedding", *VECTOR_INDEXES]:
+                cursor.execute(sql.SQL("DROP INDEX IF EXISTS {}").format(sql.Identifier(name)))
 
     # --- search ----------------------------------------------------------------------------------
 
@@ -496,6 +544,15 @@ class PostgresStore(SQLStore):
         self._row_estimate = (time.monotonic(), estimate)
         return estimate
 
+    def _passing_estimate(self, cursor: psycopg.Cursor, where: sql.Composable, params: list[object]) -> float:
+        """The planner's estimate of the chunks with a vector that pass the filter: planning only, no
+        rows read (counting them read every passing row, 1.5 kB each)."""
+        cursor.execute(
+            sql.SQL("EXPLAIN (FORMAT JSON) SELECT 1 FROM chunks WHERE embedding IS NOT NULL AND {}").format(where),
+            params,
+        )
+        return float(cursor.fetchone()[0][0]["Plan"]["Plan Rows"])
+
     def _graph_settings(self, ef_search: int, scan_limit: int) -> None:
         """The session's HNSW settings, sent only when they change: a search is then one round trip,
         which on a busy machine (each round trip waits for the server process to be scheduled) is
@@ -516,24 +573,22 @@ class PostgresStore(SQLStore):
     def dense_candidates(self, query: np.ndarray, k: int, filters: SearchFilters) -> list[tuple[str, float]]:
         if k <= 0:
             return []
+        kinds = [filters.source_type] if filters.source_type else list(SOURCE_TYPES)
+        if not set(kinds) <= set(SOURCE_TYPES):
+            return []
         vector = np.asarray(query, dtype=np.float32)
-        where, params = self._filter_sql(filters)
-        filtered = bool(params)
         ef_search = max(EF_SEARCH, k)
         # Past `limit` passing chunks the graph beats exact search (see EXACT_SEARCH_FLOOR); more than
         # `limit` pass, so about ef_search * N / limit < limit visits find them.
         limit = max(EXACT_SEARCH_FLOOR, int(math.sqrt(2 * HNSW_M * ef_search * self._rows_estimate())))
+        # The source type picks the graph; the other filters are what the walk must step over.
+        rest, rest_params = self._filter_sql(SearchFilters(filters.conversation, None, filters.since, filters.until))
+        where, params = self._filter_sql(filters)
         with self._lock, self.db.cursor() as cursor:
             self._graph_settings(ef_search, max(MAX_SCAN_TUPLES, 2 * limit))
-            exact = False
-            if filtered:
-                cursor.execute(
-                    sql.SQL(
-                        "SELECT count(*) FROM (SELECT 1 FROM chunks WHERE embedding IS NOT NULL AND {} LIMIT %s) s"
-                    ).format(where),
-                    [*params, limit + 1],
-                )
-                exact = cursor.fetchone()[0] <= limit or not self._iterative_scan
+            exact = bool(rest_params) and (
+                not self._iterative_scan or self._passing_estimate(cursor, where, params) <= limit
+            )
             if exact:
                 # Exact: ordering by the similarity (not by `embedding <=> q`, which the HNSW index
                 # serves) keeps the planner off the graph; the chunks that pass the filter, found
@@ -544,12 +599,17 @@ class PostgresStore(SQLStore):
                 ).format(where)
                 self._search(cursor, statement, [vector, *params, k], vector)
             else:
-                statement = sql.SQL(
-                    "WITH nearest AS MATERIALIZED (SELECT id, embedding <=> %s AS distance FROM chunks "
-                    "WHERE embedding IS NOT NULL AND {} ORDER BY embedding <=> %s LIMIT %s) "
-                    "SELECT id, 1 - distance FROM nearest ORDER BY distance"
-                ).format(where)
-                self._search(cursor, statement, [vector, *params, vector, k], vector)
+                # Each type's nearest k from its own graph (the type as a literal, so the planner
+                # matches the partial index whatever the plan cache does), merged.
+                walk = sql.SQL(
+                    "(SELECT id, embedding <=> %s AS distance FROM chunks WHERE source_type = {} "
+                    "AND embedding IS NOT NULL AND {} ORDER BY embedding <=> %s LIMIT %s)"
+                )
+                statement = sql.SQL("SELECT id, 1 - distance FROM ({}) nearest ORDER BY distance LIMIT %s").format(
+                    sql.SQL(" UNION ALL ").join(walk.format(sql.Literal(kind), rest) for kind in kinds)
+                )
+                walk_params = [value for _ in kinds for value in (vector, *rest_params, vector, k)]
+                self._search(cursor, statement, [*walk_params, k], vector)
             return [(row[0], float(row[1])) for row in cursor.fetchall()]
 
     def _search(
