@@ -308,3 +308,30 @@ def test_postgres_walks_each_source_types_own_graph(make_location, monkeypatch):
         assert store.dense_candidates(queries[0], 10, SearchFilters(source_type="email")) == []
     finally:
         store.close()
+
+
+def test_postgres_ranks_full_text_matches_from_the_row_itself(make_location):
+    # A row with a 384-d vector passes PostgreSQL's ~2 kB TOAST threshold; the tsvectors must stay
+    # in it, or ranking each match reads its TOAST index and pages too (5 pages a match, measured).
+    store = open_store(make_location("postgres"))
+    try:
+        store.bind_embedder("clustered", DIM)
+        vectors = clustered(400, 21)
+        chunks = [
+            make_chunk(i, "conv-a", "chat", "同步 " + " ".join(f"w{i}x{j}" for j in range(60))) for i in range(400)
+        ]
+        embeddings = {input_hash(c.embedding_input): vectors[i] for i, c in enumerate(chunks)}
+        store.replace_conversation(Conversation("conv-a"), "h", [], [], chunks, embeddings)
+        store.db.execute("ANALYZE chunks")
+        (plan,) = store.db.execute(
+            "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) SELECT id, ts_rank(words, q) FROM chunks, "
+            "to_tsquery('simple', '同步') q WHERE words @@ q"
+        ).fetchone()[0]
+        (row_bytes,) = store.db.execute("SELECT min(pg_column_size(c.*)) FROM chunks c").fetchone()
+        pages = plan["Plan"]["Shared Hit Blocks"] + plan["Plan"]["Shared Read Blocks"]
+        assert plan["Plan"]["Actual Rows"] == 400
+        assert row_bytes > 2000  # big enough that PostgreSQL toasts something in each row
+        assert pages < 400  # the rows themselves (several to a page) and the index, no TOAST
+        assert [cid for cid, _ in store.lexical_candidates("w7x3", 5, SearchFilters())] == ["conv-a:7"]
+    finally:
+        store.close()
