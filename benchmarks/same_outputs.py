@@ -54,7 +54,7 @@ def stored_records(bundle: Path, embedder) -> dict:
             ).fetchall(),
         }
         store.close()
-    return json.loads(json.dumps(out))
+    return out
 
 
 def collect() -> dict:
@@ -65,7 +65,7 @@ def collect() -> dict:
             out[f"{corpus.name}/{assigner}"] = thread_records(corpus.bundle, assigner)
         if corpus.name in INGESTED:
             out[f"{corpus.name}/store"] = stored_records(corpus.bundle, embedder)
-    return out
+    return json.loads(json.dumps(out, ensure_ascii=False))  # as a recorded file reads back: lists, not tuples
 
 
 def first_difference(old: object, new: object, where: str = "") -> str | None:
