@@ -134,6 +134,7 @@ def test_a_bound_postgres_store_of_schema_5_gets_inline_full_text_and_a_graph_pe
             conn.execute(sql.SQL("INSERT INTO {} SELECT * FROM {}.{}").format(name, new_schema, name))
         columns = sql.SQL(CHUNKS.column_list)
         conn.execute(sql.SQL("INSERT INTO chunks ({}) SELECT {} FROM {}.chunks").format(columns, columns, new_schema))
+        conn.execute("ANALYZE chunks")
 
     def layout(location: str) -> tuple[set, dict]:
         with psycopg.connect(location) as conn:
@@ -155,6 +156,13 @@ def test_a_bound_postgres_store_of_schema_5_gets_inline_full_text_and_a_graph_pe
     assert migrated["lexical"] and migrated["dense"]
     indexes, storage = layout(old)
     assert (indexes, storage) == layout(new)
+    with psycopg.connect(old) as conn:
+        # The full-text term statistics (what bounds common words) survive the columns' rewrite.
+        analyzed = conn.execute(
+            "SELECT attname FROM pg_stats WHERE schemaname = current_schema() AND tablename = 'chunks' "
+            "AND attname IN ('words', 'bigrams') AND most_common_elems IS NOT NULL"
+        ).fetchall()
+    assert {row[0] for row in analyzed} == {"words", "bigrams"}
     graphs = {"chunks_embedding", "chunks_embedding_chat", "chunks_embedding_document"}
     assert graphs | {"chunks_words", "chunks_bigrams"} <= indexes
     assert storage == {"words": "m", "bigrams": "m", "embedding": "p"}

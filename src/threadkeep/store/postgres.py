@@ -209,6 +209,9 @@ MIGRATIONS: list[Migration] = [
             ALTER COLUMN bigrams SET STORAGE MAIN;
         CREATE INDEX chunks_words ON chunks USING gin (words);
         CREATE INDEX chunks_bigrams ON chunks USING gin (bigrams);
+        -- The new columns have no statistics, and a rewrite is no change to autovacuum: without
+        -- their most common elements full-text search would bound no common word.
+        ANALYZE chunks;
         IF indexed THEN
             PERFORM set_config('maintenance_work_mem', '1GB', true);
             CREATE INDEX chunks_embedding ON chunks USING hnsw (embedding vector_cosine_ops)
