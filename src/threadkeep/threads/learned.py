@@ -360,6 +360,7 @@ class Structure:
     asks: list[bool]  # a question, the bare Chinese clarifying ones included (「安卓还是苹果」)
     addressed: list[bool]  # names whom it answers: the addressee rules decide
     previous_own: list[int]  # this speaker's previous message (-1: none)
+    me_too: list[bool]  # 「+1 我也是」, "same here"
 
 
 def structure_of(prepared: F.Prepared) -> Structure:
@@ -381,6 +382,7 @@ def structure_of(prepared: F.Prepared) -> Structure:
         flag("i_question").tolist(),
         addressed,
         previous_own,
+        flag("i_me_too").tolist(),
     )
 
 
@@ -406,18 +408,20 @@ def small_group_choice(
       previous message was a wait (「我看看」, "let me check") in a thread still open, is the
       conclusion of that wait: it joins it (「找到了，是证书的问题」 after 「我看看」); a question
       is a new topic ("i'll check the man" … "how hard is it to recover files?");
+    - a "me too" that shares no word with the thread the scores chose joins the open thread it
+      shares most words with (「+1 我也一直转圈」 to 「一直转圈同步失败」, not to the exchange
+      just before it);
     - an answer to the unanswered: when the thread the scores chose shares no word with the
       message and ended in this speaker's own reaction or wait (they closed or paused it
-      themselves: 「👍」, 「稍等」), and the message just
-      before is by someone else, in a thread only its author has spoken in, the message takes
-      that thread up if the two make a pair: an answer to a question, or a question about a
+      themselves: 「👍」, 「稍等」), and the message just before is by someone else, in a thread
+      only its author has spoken in, the message takes that thread up if the two make a pair: an answer to a question, or a question about a
       report (staff's 「安卓还是苹果」 after a second user's report, not after its own 「稍等」 to
       the first; 「每周日晚12点」 after 「作业提交截止时间是几号」, not after its own 「我看看」).
 
-    Both were kept because on the dev corpora (IRC, Gitter, synthetic groups, hand-written
-    chats, the sample) they fixed more links than they broke; rules that started a thread after
-    a closed exchange, or moved a confirmation to the thread it shares words with, broke more
-    than they fixed (the reasons are in `benchmarks/README.md`).
+    All three were kept because on the dev corpora (IRC, Gitter, synthetic groups, hand-written
+    chats, the sample) they fixed links and broke none; rules that started a thread after a
+    closed exchange or for a newcomer's statement, or moved a confirmation to the thread it
+    shares words with, broke more than they fixed (see `benchmarks/README.md`).
     """
     if structure.addressed[index]:
         return choice
@@ -427,7 +431,13 @@ def small_group_choice(
             return own
         return choice
     chosen = thread_of[choice]
-    if tokens[index] & words[chosen] or structure.slight[index]:
+    if tokens[index] & words[chosen]:
+        return choice
+    if structure.me_too[index]:
+        shared = [(len(tokens[index] & words[thread]), tails[thread]) for thread in open_threads if thread != chosen]
+        best = max(shared, default=(0, -1))
+        return best[1] if best[0] > 0 else choice
+    if structure.slight[index]:
         return choice
     me = speakers[index]
     tail = tails[chosen]
