@@ -414,9 +414,10 @@ def small_group_choice(
     - an answer to the unanswered: when the thread the scores chose shares no word with the
       message and ended in this speaker's own reaction or wait (they closed or paused it
       themselves: 「👍」, 「稍等」), and the message just before is by someone else, in a thread
-      only its author has spoken in, the message takes that thread up if the two make a pair: an answer to a question, or a question about a
-      report (staff's 「安卓还是苹果」 after a second user's report, not after its own 「稍等」 to
-      the first; 「每周日晚12点」 after 「作业提交截止时间是几号」, not after its own 「我看看」).
+      only its author has spoken in, the message takes that thread up if the two make a pair:
+      an answer to a question, or a question about a report (staff's 「安卓还是苹果」
+      after a second user's report, not after its own 「稍等」 to the first;
+      「每周日晚12点」 after 「作业提交截止时间是几号」, not after its own 「我看看」).
 
     All three were kept because on the dev corpora (IRC, Gitter, synthetic groups, hand-written
     chats, the sample) they fixed links and broke none; rules that started a thread after a
