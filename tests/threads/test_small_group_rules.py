@@ -37,7 +37,7 @@ def decode(messages: list[Message], picks: dict[str, str | None], rules: bool = 
             slot = int(np.flatnonzero(prepared.candidates[index] == position[wanted])[0])
             scores[index, slot] = 1.0  # beats the self-link
     kept = np.broadcast_to(np.arange(slots), (n, slots))
-    structure = L.structure_of(prepared) if rules else None
+    structure = L.structure_of(prepared, SETTINGS) if rules else None
     parents = L.decode(prepared, [-1] * n, kept, scores, SETTINGS, structure=structure)
     return {message.id: (messages[p].id if p >= 0 else None) for message, p in zip(messages, parents, strict=True)}
 
