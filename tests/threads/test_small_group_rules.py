@@ -13,6 +13,7 @@ import numpy as np
 
 from threadkeep.model import Message
 from threadkeep.threads import learned as L
+from threadkeep.threads.cues import is_report
 from threadkeep.threads.mentions import NameIndex
 from threadkeep.threads.rules import ThreadSettings
 
@@ -37,7 +38,8 @@ def decode(messages: list[Message], picks: dict[str, str | None], rules: bool = 
             slot = int(np.flatnonzero(prepared.candidates[index] == position[wanted])[0])
             scores[index, slot] = 1.0  # beats the self-link
     kept = np.broadcast_to(np.arange(slots), (n, slots))
-    structure = L.structure_of(prepared, SETTINGS) if rules else None
+    reports = [is_report(message.text or "") for message in messages]
+    structure = L.structure_of(prepared, SETTINGS, reports) if rules else None
     parents = L.decode(prepared, [-1] * n, kept, scores, SETTINGS, structure=structure)
     return {message.id: (messages[p].id if p >= 0 else None) for message, p in zip(messages, parents, strict=True)}
 
@@ -162,3 +164,73 @@ def test_a_me_too_naming_nothing_stays_where_the_scores_put_it() -> None:
 
 def test_the_packaged_model_applies_the_rules() -> None:
     assert L.reply_model().small_groups
+
+
+def test_a_confirmation_is_no_orphan() -> None:
+    messages = [
+        msg("h1", "mum", 0, "No hot water again this morning"),
+        msg("h2", "dad", 1.5, "Open the filling loop under the boiler till it reads 1.2"),
+        msg("p1", "ada", 2, "Can someone pick me up from practice at 5?"),
+        msg("p2", "tobi", 3, "I can, I finish at 4:30"),
+        msg("h3", "mum", 9, "done, it works now 👍"),
+    ]
+    picks = {"h1": None, "p1": None, "h3": None}  # the scores would start a thread with it
+    assert decode(messages, picks, rules=False)["h3"] is None
+    assert decode(messages, picks)["h3"] == "h2"
+
+
+def test_an_answer_after_a_pause_takes_up_the_unanswered_question() -> None:
+    messages = [
+        msg("k1", "tom", 0, "bins go out tonight btw"),
+        msg("q1", "priya", 10, "did anyone pay the electricity bill this month"),
+        msg("a1", "ana", 13, "not yet, it is due on friday"),
+    ]
+    picks = {"k1": None, "q1": None, "a1": None}
+    assert decode(messages, picks, rules=False)["a1"] is None
+    assert decode(messages, picks)["a1"] == "q1"
+    # Typed within the same utterance gap, a line is more often someone's other conversation.
+    quick = [*messages[:2], msg("a1", "ana", 10.5, "not yet, it is due on friday")]
+    assert decode(quick, picks)["a1"] is None
+    # A question after a question is no answer to it.
+    asking = [*messages[:2], msg("a1", "ana", 13, "who is cooking tonight?")]
+    assert decode(asking, picks)["a1"] is None
+
+
+def test_a_new_report_by_someone_outside_the_chosen_thread_starts_one() -> None:
+    messages = [
+        msg("g1", "zhou", 0, "大家早啊"),
+        msg("g2", "lily", 0.5, "早"),
+        msg("r1", "wang", 3, "小组件在桌面上不显示数字了"),
+    ]
+    picks = {"g1": None, "r1": "g2"}  # the scores join the report to the greetings
+    assert decode(messages, picks, rules=False)["r1"] == "g2"
+    assert decode(messages, picks)["r1"] is None
+
+
+def test_a_report_right_after_someones_question_may_be_its_answer() -> None:
+    messages = [
+        msg("q1", "zhao", 0, "群晖 NAS 映射的网络驱动器 能当同步目录吗"),
+        msg("a1", "kk", 1.5, "应该不行吧 我试过报错"),
+    ]
+    assert decode(messages, {"q1": None, "a1": "q1"})["a1"] == "q1"
+
+
+def test_a_report_in_the_speakers_own_thread_stays() -> None:
+    messages = [
+        msg("r1", "wang", 0, "小组件在桌面上不显示数字了"),
+        msg("s1", "staff", 1, "删掉小组件重新添加一次试试"),
+        msg("r2", "wang", 3, "还是不行 还是空白"),
+    ]
+    assert decode(messages, {"r1": None, "r2": "s1"})["r2"] == "s1"
+
+
+def test_report_cue() -> None:
+    for text in (
+        "充值没到账 付了68",
+        "邮件里补偿领不了 点了没反应",
+        "the app crashes when I open a big note",
+        "sync doesn't work",
+    ):
+        assert is_report(text), text
+    for text in ("每周日晚12点", "我的-设置-数据导出 里面有", "it works now", "升级了 好了", "thanks, that fixed it"):
+        assert not is_report(text), text

@@ -38,6 +38,7 @@ import numpy as np
 
 from threadkeep.model import Message
 from threadkeep.threads import features as F
+from threadkeep.threads.cues import is_report
 from threadkeep.threads.mentions import NameIndex
 from threadkeep.threads.rules import ThreadSettings, assign_threads
 from threadkeep.threads.utterances import merge_utterances
@@ -363,9 +364,10 @@ class Structure:
     me_too: list[bool]  # 「+1 我也是」, "same here"
     confirm: list[bool]  # 「我也好了」, "works now", not a question
     pause: list[bool]  # comes more than `merge_gap` after the message before it
+    report: list[bool]  # something is broken (`cues.is_report`)
 
 
-def structure_of(prepared: F.Prepared, settings: ThreadSettings) -> Structure:
+def structure_of(prepared: F.Prepared, settings: ThreadSettings, reports: Sequence[bool] | None = None) -> Structure:
     def flag(name: str) -> np.ndarray:
         return prepared.static[:, 0, F.STATIC.index(name)] > 0
 
@@ -387,6 +389,7 @@ def structure_of(prepared: F.Prepared, settings: ThreadSettings) -> Structure:
         flag("i_me_too").tolist(),
         (flag("i_confirm") & ~flag("i_question")).tolist(),
         (np.diff(prepared.times, prepend=-np.inf) > settings.merge_gap.total_seconds()).tolist(),
+        list(reports) if reports is not None else [False] * len(prepared.ids),
     )
 
 
@@ -421,6 +424,9 @@ def small_group_choice(
     - a "me too" that shares no word with the thread the scores chose joins the open thread it
       shares most words with (「+1 我也一直转圈」 to 「一直转圈同步失败」, not to the exchange
       just before it);
+    - a new report: a report (`cues.is_report`: 「充值没到账」, "the app crashes") that shares
+      no word with the thread the scores chose, by someone who has not spoken in it, starts a
+      thread, unless it comes right after someone else's question (「应该不行吧」 answers it);
     - an answer to the unanswered: when the thread the scores chose shares no word with the
       message and ended in this speaker's own reaction or wait (they closed or paused it
       themselves: 「👍」, 「稍等」), and the message just before is by someone else, in a thread
@@ -464,6 +470,13 @@ def small_group_choice(
     if structure.slight[index]:
         return choice
     me = speakers[index]
+    if (
+        structure.report[index]
+        and not structure.asks[index]
+        and not (index > 0 and structure.asks[index - 1] and speakers[index - 1] != me)
+        and me not in members[chosen]
+    ):
+        return -1
     tail = tails[chosen]
     if speakers[tail] != me or not (structure.reaction[tail] or structure.wait[tail]):
         return choice
@@ -548,6 +561,7 @@ def run_cascade(
     model: ReplyModel,
     settings: ThreadSettings,
     stages: int | None = None,
+    reports: Sequence[bool] | None = None,
 ) -> tuple[list[int], np.ndarray, np.ndarray]:
     """Parents chosen by the cascade (its first `stages` tree stages), the kept slots and the last scores."""
     valid = prepared.candidates >= 0
@@ -569,7 +583,7 @@ def run_cascade(
             joiners = reactions(prepared) if model.reactions_join else None
             addressed = addressee_latest(prepared) if model.addressed_join else None
             fresh = fresh_questions(prepared) if model.fresh_apart else None
-            structure = structure_of(prepared, settings) if model.small_groups else None
+            structure = structure_of(prepared, settings, reports) if model.small_groups else None
         parents = decode(
             prepared,
             quoted,
@@ -597,7 +611,8 @@ def assign_learned(
         return [], {}
     model = model or reply_model()
     prepared = prepare_conversation(messages, names, settings)
-    parents, _, _ = run_cascade(prepared, quoted_indices(messages, prepared), model, settings)
+    reports = [is_report(message.text or "") for message in messages]
+    parents, _, _ = run_cascade(prepared, quoted_indices(messages, prepared), model, settings, reports=reports)
     return threads_of(prepared.ids, parents)
 
 
