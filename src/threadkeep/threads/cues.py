@@ -36,9 +36,14 @@ _CONFIRM = re.compile(
 )
 _REPORT = re.compile(
     r"不了|不行|没反应|打不开|进不去|登不上|连不上|用不了|失败|报错|出错|错误|闪退|崩溃|卡住|卡死|一直卡|很卡|没到账|没收到|不显示|显示不|"
-    r"不见了|丢了|没了|异常|乱码|空白|黑屏|白屏|收不到|发不出|"
-    r"\b(?:doesn'?t|does not|don'?t|won'?t|can'?t|cannot|isn'?t|not) (?:work|load|open|start|connect|show|sync|boot)"
+    r"不见了|丢了|没了|异常|乱码|空白|黑屏|白屏|收不到|发不出"
     r"|\b(?:error|crash(?:es|ed)?|broken|fails?|failed|failing|stuck|freez(?:es|ing)|hangs?)\b",
+    re.IGNORECASE,
+)
+# "doesn't work" also matches the confirmation cue ("works"): negated, it is a report all the same.
+_NOT_WORKING = re.compile(
+    r"\b(?:doesn'?t|does not|don'?t|won'?t|can'?t|cannot|isn'?t|not|stopped)"
+    r" (?:work|load|open|start|connect|show|sync|boot)",
     re.IGNORECASE,
 )
 _ACK = re.compile(
@@ -63,6 +68,8 @@ def is_confirmation(text: str) -> bool:
 
 def is_report(text: str) -> bool:
     """Something is broken: 「充值没到账」, 「邮件里补偿领不了」, "the app crashes on start"."""
+    if _NOT_WORKING.search(text):
+        return True
     return bool(_REPORT.search(text)) and not is_confirmation(text)
 
 
