@@ -99,9 +99,11 @@ def main() -> None:
     parser.add_argument("--no-dense", action="store_true", help="as if no chunk had a vector yet")
     parser.add_argument("--show", action="store_true", help="print every question's outcome (tuning part only)")
     parser.add_argument("--k", type=int, default=10)
+    parser.add_argument("--features", type=Path, default=None, help="write tuning questions' features here (JSONL)")
     parser.add_argument("--embedder", default=None, help="another model (e.g. hash-256): cosines on another scale")
     args = parser.parse_args()
     tallies: dict[tuple[str, str, str], list[int]] = defaultdict(lambda: [0, 0])
+    out = args.features.open("w", encoding="utf-8") if args.features else None
     for name in args.corpora.split(","):
         corpus = json.loads((DATA / f"unseen_{name}.json").read_text(encoding="utf-8"))
         folder = args.stores / f"unseen-{name}"
@@ -149,9 +151,14 @@ def main() -> None:
                     tallies[(name, "cited right", split)][0] += answered and right
                     tallies[(name, "cited right", split)][1] += 1
                     outcome = ("answered" + ("" if right else " (wrong citation)")) if answered else "REFUSED (false)"
+                if out and split == "tune":
+                    record = {"corpus": name, "answerable": gold is not None, "question": question, "outcome": outcome}
+                    out.write(json.dumps(record | assessment.features, ensure_ascii=False) + "\n")
                 if args.show and split == "tune":
                     features = {key: round(value, 2) for key, value in assessment.features.items()}
                     print(f"[{name}] {question} -> {outcome}; {answer.reason or ''} {features}")
+    if out:
+        out.close()
     mode = ("full text only" if args.no_dense else "hybrid") + (f", {args.embedder}" if args.embedder else "")
     options = (" --no-dense" if args.no_dense else "") + (f" --embedder {args.embedder}" if args.embedder else "")
     print(f"unseen corpora, {mode}: python benchmarks/unseen.py{options}")

@@ -8,7 +8,11 @@ languages and chunk types, so the decision reads what was retrieved:
 - each question word is weighted by how few passages of the store hold it; when most of that
   weight is in words no passage holds, the store lacks the topic ("no message or section
   mentions 退款");
-- a question asking for a price or a phone number needs a passage that states one;
+- a question asking for a price, a duration, a phone number or how many needs a passage about its
+  subject that states one (for a Chinese count, with the measure word asked for: 多少张 is not
+  answered by "100 个指纹");
+- a question about one chat member needs a passage by or about them among those covering its other
+  words (what Ben said of his shoe size does not answer a question about Maya's);
 - a top passage must hold enough of the weighted words, and be a top dense passage too, or the
   best dense score must stand out from the other candidates (in standard deviations of the
   store's own scores for this query, not as a cosine);
@@ -68,6 +72,7 @@ _CALENDAR = frozenset(
 # a passage must hold.
 _DATE_TOKENS = frozenset(content_tokens(" ".join(_CALENDAR)))
 _TITLES = frozenset({"Dr", "Mr", "Mrs", "Ms", "Prof", "St"})
+_NAME_PIECES = re.compile(r"[-—_·/()（）|]+")
 _DEMONYM_ENDINGS = ("ean", "ian", "ese", "ish", "can")
 ABOUT_SOMEONE_ELSE = "about_someone_else"
 # jieba part-of-speech tags of Chinese words that carry a topic: nouns, verbs, adjectives, distinguishing
@@ -79,6 +84,30 @@ _GREETINGS = ("hey", "hi", "hello", "thanks", "thank you", "dear", "oh", "wow", 
 # for it, the asking words that are not its subject, how the value looks in a passage). A section naming
 # the product but no price does not answer "how much is it".
 _DURATION_ASKING = re.compile(r"几天|多久|多长时间|几个小时|几周|要等|\bhow long\b|\bhow many\b", re.I)
+# "How many" of things (not of days or hours: a duration): a passage must state a number of them, in
+# Chinese with the measure word asked for (多少张 is answered by "20 张", not by "100 个指纹").
+_COUNT_ASKING = re.compile(
+    r"(?:多少|几)(?P<counter>个(?!小时|月|星期|工作日)|张|份|次|节|条|位|台|把|种|页|行|块|名)"
+    r"|\bhow many\b(?! (?:days|hours|weeks|months|years|minutes)\b)",
+    re.I,
+)
+_NUMBER = r"(?:\d+(?:[.,]\d+)*|[一二两三四五六七八九十百千万]+)"
+_NUMBER_WORD = re.compile(
+    rf"{_NUMBER}|\b(?:once|twice|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|dozens?|couple)\b",
+    re.I,
+)
+
+
+def count_value(question: str) -> re.Pattern[str] | None:
+    """How a passage states the number a "how many" question asks for; None when it asks for none."""
+    match = _COUNT_ASKING.search(question)
+    if match is None:
+        return None
+    if match["counter"]:
+        return re.compile(rf"{_NUMBER}\s*(?:多)?{match['counter']}")
+    return _NUMBER_WORD
+
+
 ANSWER_TYPES = (
     (
         "a price",
@@ -346,6 +375,83 @@ def someone_else(question: str, hits: list[Hit]) -> dict[str, str]:
     return notes
 
 
+def name_parts(display: str) -> set[str]:
+    """How a question may name a chat member: a Latin given name ("Ben" of "Ben Hart", "Kim" of "Front desk
+    (Kim)"), a Chinese name after the organisation ("安安" of "栖安客服-安安") or before a role ("小陈" of "小陈HR")."""
+    pieces = [piece for piece in _NAME_PIECES.split(display) if piece]
+    parts = {display.strip()}
+    for piece in pieces[-1:] if len(pieces) > 1 else pieces:
+        if has_cjk(piece):
+            run = re.match(r"[\u3400-\u4dbf\u4e00-\u9fff]+", piece)
+            parts.update(name for name in (piece, run.group(0) if run else "") if len(name) >= 2)
+    first = display.split()[0] if display.split() else ""
+    if first[:1].isupper() and not has_cjk(first) and all(word[:1].isupper() for word in pieces[0].split()):
+        parts.add(first)
+    if len(pieces) > 1 and not has_cjk(pieces[-1]) and pieces[-1][:1].isupper():
+        parts.add(pieces[-1])
+    # A Latin part names someone when capitalised: "user" and "assistant" are roles.
+    return {part for part in parts if len(part) >= 2 and (has_cjk(part) or part[:1].isupper())}
+
+
+def _names_in(question: str, part: str) -> bool:
+    if has_cjk(part):
+        return part in question
+    return re.search(rf"(?<![\w]){re.escape(part)}(?![\w])", question) is not None
+
+
+def person_asked(question: str, speakers: set[str]) -> tuple[str, set[str]] | None:
+    """The one chat member the question names, with the ways of writing their name; None when it names
+    no member or several ("Which city have both Jean and John visited?")."""
+    named = {}
+    for display in speakers:
+        parts = name_parts(display)
+        if any(_names_in(question, part) for part in parts):
+            named[display] = parts
+    return next(iter(named.items())) if len(named) == 1 else None
+
+
+def involves(hit: Hit, speaker: str, parts: set[str]) -> bool:
+    """Whether a passage is by or about a member: one of its lines was said by them or names them."""
+    lines = _speaker_lines(hit)
+    if any(who.strip() == speaker for who, _ in lines):
+        return True
+    texts = [said for _, said in lines] if lines else [hit.chunk.text]
+    return any(_names_in(text, part) for text in texts for part in parts)
+
+
+def chat_speakers(store: Store, retrieval: Retrieval) -> set[str]:
+    """The members who speak in the chat passages either retriever found."""
+    ids = [chunk_id for chunk_id, _ in retrieval.dense + retrieval.lexical]
+    chunks = list(store.get_chunks(ids).values()) + [hit.chunk for hit in retrieval.hits]
+    return {
+        match["who"].strip()
+        for chunk in chunks
+        if chunk.source_type == "chat"
+        for match in map(_TRANSCRIPT_LINE.match, chunk.text.splitlines())
+        if match
+    }
+
+
+def about_nobody_found(
+    question: str, retrieval: Retrieval, store: Store, evidence: list[Hit], weights: dict[str, float]
+) -> str | None:
+    """The member a question is about when no passage covering its other words is by or about them: what
+    a passage says of one person does not answer a question about another (Maya's shoe size is not Ben's)."""
+    asked = person_asked(question, chat_speakers(store, retrieval))
+    if asked is None:
+        return None
+    speaker, parts = asked
+    rest = question
+    for part in sorted(parts, key=len, reverse=True):
+        rest = re.sub(rf"{re.escape(part)}(?:'s)?", " ", rest)
+    if not question_units(rest):
+        return None
+    covering = [hit for hit in evidence if coverage(rest, hit, weights) >= MIN_COVERAGE]
+    if not covering or any(involves(hit, speaker, parts) for hit in covering):
+        return None
+    return min(parts, key=len)
+
+
 def assess(question: str, retrieval: Retrieval, store: Store, filters: SearchFilters | None = None) -> Assessment:
     filters = filters or SearchFilters()
     hits = retrieval.hits
@@ -377,11 +483,19 @@ def assess(question: str, retrieval: Retrieval, store: Store, filters: SearchFil
     if missing:
         named = ", ".join(missing)
         return Assessment(False, f"no message or section mentions {named}", missing, features=features)
-    for asked, in_question, asking, in_passage in ANSWER_TYPES:
-        if in_question.search(question) and not states(question, asking, in_passage, evidence, weights):
+    wanted_types = [(asked, asking, value) for asked, asks, asking, value in ANSWER_TYPES if asks.search(question)]
+    number = count_value(question)
+    if number is not None:
+        wanted_types.append(("a number", _COUNT_ASKING, number))
+    for asked, asking, in_passage in wanted_types:
+        if not states(question, asking, in_passage, evidence, weights):
             features["answer_type_missing"] = 1.0
             reason = f"the question asks for {asked} and no passage found states one for it"
             return Assessment(False, reason, features=features)
+    person = about_nobody_found(question, retrieval, store, evidence, weights)
+    if person is not None:
+        features["about_nobody_found"] = 1.0
+        return Assessment(False, f"no passage found about this is by or about {person}", features=features)
     elsewhere = [
         term for term in terms if not any(_term_tokens(term) <= _text_units(hit.chunk.indexed_text) for hit in evidence)
     ]
