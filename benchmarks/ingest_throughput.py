@@ -3,6 +3,7 @@
     python benchmarks/ingest_throughput.py                          # LoCoMo, the real model, both layouts
     python benchmarks/ingest_throughput.py --conversation conv-30 --layouts 2x1
     python benchmarks/ingest_throughput.py --bundle ../shared/bench/irc/train/bundle --free
+    python benchmarks/ingest_throughput.py --text-only              # searchable step only, several corpora
 
 For each layout of the model (`1x2`: one process of two threads; `2x1`: two worker processes of
 one thread each) on a fresh SQLite store:
@@ -15,6 +16,10 @@ one thread each) on a fresh SQLite store:
 Wall seconds and CPU seconds (this process and its workers) for each, and the machine's load
 average when each layout ran: the machine may be shared, so CPU seconds are the steadier figure.
 `--free` replaces the model by one that costs nothing (the pipeline's own speed, large bundles).
+
+`--text-only` times the searchable step alone (no vectors, the real model's tokenizer for chunk
+windows) on several corpora, LoCoMo conv-30 and all of LoCoMo, Ubuntu IRC dev (12,500 messages),
+the `zh-crosswoz-mix` dev chats and the shipped sample, and prints messages per CPU second.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
+from small_groups import shared_bench
 from threadkeep.backfill import CLAIM_SIZE, EmbeddingPool, fill_vectors
 from threadkeep.embed import get_embedder
 from threadkeep.ingest import ingest_result
@@ -37,11 +43,7 @@ from threadkeep.model import ReadResult
 from threadkeep.readers import read_path
 from threadkeep.store import open_store
 
-# The shared benchmark data, beside the checkout (or beside the folder of worktrees holding it).
-SHARED = next(
-    (up / "shared" / "bench" for up in Path(__file__).resolve().parents if (up / "shared" / "bench").is_dir()),
-    Path("shared") / "bench",
-)
+SHARED = shared_bench()
 BUNDLE = SHARED / "locomo" / "bundle"
 
 
@@ -137,6 +139,53 @@ def row(layout: str, messages: int, figures: dict) -> str:
     )
 
 
+TEXT_CORPORA: tuple[tuple[str, Path, str | None], ...] = (
+    ("locomo conv-30", BUNDLE, "conv-30"),
+    ("locomo", BUNDLE, None),
+    ("irc-dev", SHARED / "irc" / "dev" / "bundle", None),
+    ("zh-mix-dev", SHARED / "zh-crosswoz-mix" / "dev" / "bundle", None),
+    ("sample", Path(__file__).resolve().parents[1] / "src" / "threadkeep" / "samples" / "support_group", None),
+)
+
+
+def text_only(repeat: int) -> None:
+    """The searchable step (read done beforehand) on each corpus: best of `repeat` runs, CPU seconds of
+    this process (the step runs in it alone)."""
+    embedder = get_embedder()
+    embedder.count_tokens("")  # the tokenizer loads once, not inside the first timed run
+    print(f"{os.cpu_count()} cores; CPU seconds of this process, best of {repeat}")
+    print("| corpus | messages | chunks | load | searchable CPU-s | msg/cpu-s | wall s |")
+    print("|---|---|---|---|---|---|---|")
+    for name, bundle, conversation in TEXT_CORPORA:
+        if not bundle.exists():
+            continue
+        result = read_path(bundle)
+        if conversation:
+            result = ReadResult(
+                result.format,
+                [c for c in result.conversations if c.ref == conversation],
+                [m for m in result.messages if m.conversation == conversation],
+                result.skipped,
+            )
+        best = (float("inf"), float("inf"))
+        loads = []
+        for _ in range(repeat):
+            with tempfile.TemporaryDirectory() as folder:
+                store = open_store(Path(folder) / "bench.db")
+                loads.append(os.getloadavg()[0])
+                wall, cpu = time.perf_counter(), time.process_time()
+                report = ingest_result(store, result, embedder)
+                figures = (time.process_time() - cpu, time.perf_counter() - wall)
+                store.close()
+            best = min(best, figures)
+        messages = len(result.messages)
+        print(
+            f"| {name} | {messages:,} | {report.chunks:,} | {sum(loads) / len(loads):.1f} | {best[0]:.2f} "
+            f"| {messages / best[0]:,.0f} | {best[1]:.1f} |",
+            flush=True,
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bundle", type=Path, default=BUNDLE)
@@ -144,8 +193,13 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=0, help="only the first N messages (whole conversations)")
     parser.add_argument("--conversation", help="only this conversation (e.g. conv-30, LoCoMo's smallest)")
     parser.add_argument("--layouts", nargs="+", default=["1x2", "2x1"], choices=["1x1", "1x2", "2x1"])
+    parser.add_argument("--text-only", action="store_true", help="the searchable step alone, several corpora")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per corpus with --text-only (the best counts)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.text_only:
+        text_only(args.repeat)
+        return
 
     started = time.perf_counter()
     result = read_path(args.bundle)

@@ -104,13 +104,19 @@ class IngestReport:
         return data
 
 
+_MESSAGE_FIELDS = tuple(item.name for item in dataclasses.fields(Message))
+# Every field by name, nested dicts sorted, anything JSON lacks (times) as `str`: the bytes each
+# message adds to its conversation's hash. A field-by-field dict, not `asdict`, which deep-copies.
+_HASH_ENCODER = json.JSONEncoder(sort_keys=True, default=str, ensure_ascii=False)
+
+
 def content_hash(conversation: Conversation, messages: Sequence[Message], settings: ThreadSettings) -> str:
     digest = hashlib.sha256()
     chunking = f"{CHAT_WINDOW_TOKENS}|{EXCHANGE_EMBED_TOKENS}"
     digest.update(f"{PIPELINE_VERSION}|{chunking}|{settings!r}|{conversation.title}|{conversation.kind}".encode())
+    encode = _HASH_ENCODER.encode
     for message in messages:
-        record = asdict(message)
-        digest.update(json.dumps(record, sort_keys=True, default=str, ensure_ascii=False).encode())
+        digest.update(encode({name: getattr(message, name) for name in _MESSAGE_FIELDS}).encode())
     return digest.hexdigest()
 
 

@@ -88,25 +88,27 @@ class Trees:
 
     @classmethod
     def from_json(cls, data: dict) -> Trees:
+        # Native-size indices: numpy converts any other index array to them on every gather.
         return cls(
-            np.asarray(data["feature"], dtype=np.int32),
+            np.asarray(data["feature"], dtype=np.intp),
             np.asarray(data["threshold"], dtype=np.float64),
-            np.asarray(data["child"], dtype=np.int32),
+            np.asarray(data["child"], dtype=np.intp),
             np.asarray(data["value"], dtype=np.float64),
-            np.asarray(data["roots"], dtype=np.int32),
+            np.asarray(data["roots"], dtype=np.intp),
             int(data["depth"]),
             float(data.get("bias", 0.0)),
         )
 
-    def predict(self, x: np.ndarray, chunk: int = 2048) -> np.ndarray:
+    def predict(self, x: np.ndarray, chunk: int = 512) -> np.ndarray:
+        # Blocks of a few hundred rows keep each step's (rows, trees) arrays in the CPU cache.
         x = np.asarray(x, dtype=np.float64)
         out = np.empty(x.shape[0])
         for start in range(0, x.shape[0], chunk):
             block = x[start : start + chunk]
             size = block.shape[0]
             columns = np.ascontiguousarray(block.T).ravel()  # feature-major: one feature's values side by side
-            row = np.arange(size, dtype=np.int32)[:, None]
-            column_start = self.feature * np.int32(size)
+            row = np.arange(size, dtype=np.intp)[:, None]
+            column_start = self.feature * size
             node = np.broadcast_to(self.roots, (size, self.roots.size))
             for _ in range(self.depth):
                 right = columns[column_start[node] + row] > self.threshold[node]

@@ -52,12 +52,17 @@ class _Open:
     unanswered: bool = False  # a question nobody else has spoken to yet
     message_ids: list[str] = field(default_factory=list)
     recent_tokens: list[frozenset[str]] = field(default_factory=list)
+    words: frozenset[str] = frozenset()  # the recent utterances' tokens together
+    weight: float = 0.0  # ... and their idf weight: kept, as every later utterance is compared with them
 
     def accepts(self, moment: datetime, settings: ThreadSettings) -> bool:
         return moment - self.last <= settings.idle and moment - self.started <= settings.max_span
 
-    def tokens(self) -> set[str]:
-        return set().union(*self.recent_tokens) if self.recent_tokens else set()
+    def remember(self, tokens: frozenset[str], keep: int, idf: dict[str, float]) -> None:
+        """Add an utterance's tokens to the `keep` latest the thread is compared by."""
+        self.recent_tokens = [*self.recent_tokens[-(keep - 1) :], tokens]
+        self.words = frozenset().union(*self.recent_tokens)
+        self.weight = math.fsum(idf.get(token, 1.0) for token in self.words)
 
 
 @dataclass(slots=True)
@@ -75,14 +80,14 @@ def _idf(utterances: Sequence[Utterance]) -> dict[str, float]:
     return {token: math.log(total / (count + 0.5)) + 1.0 for token, count in frequency.items()}
 
 
-def _overlap(tokens: frozenset[str], thread_tokens: set[str], idf: dict[str, float]) -> float:
-    """Weighted share of the smaller side's tokens that both sides use (overlap coefficient)."""
-    if not tokens or not thread_tokens:
+def _overlap(tokens: frozenset[str], weight: float, thread: _Open, idf: dict[str, float]) -> float:
+    """Weighted share of the smaller side's tokens that both sides use (overlap coefficient);
+    `weight` is the idf weight of `tokens`."""
+    shared = tokens & thread.words
+    if not shared:
         return 0.0
     # fsum: a plain sum over a set depends on hash order, and so would the threads.
-    shared = math.fsum(idf[token] for token in tokens if token in thread_tokens)
-    smaller = min(math.fsum(idf[token] for token in tokens), math.fsum(idf.get(token, 1.0) for token in thread_tokens))
-    return shared / smaller
+    return math.fsum(idf[token] for token in shared) / min(weight, thread.weight)
 
 
 def _weak_signal(
@@ -153,8 +158,9 @@ def assign_threads(
         if target is None:
             active = [thread for thread in threads[-64:] if thread.accepts(moment, settings)]
             best_score, best = 0.0, None
+            weight = math.fsum(idf[token] for token in utterance.tokens)
             for thread in active:
-                score = _overlap(utterance.tokens, thread.tokens(), idf)
+                score = _overlap(utterance.tokens, weight, thread, idf)
                 if score > best_score:
                     best_score, best = score, thread
             if utterance.question and best_score < settings.question_max_overlap:
@@ -185,7 +191,7 @@ def assign_threads(
             thread_of[message.id] = target
         target.last = max(target.last, utterance.end)
         if not utterance.noise:
-            target.recent_tokens = [*target.recent_tokens[-(settings.recent_utterances - 1) :], utterance.tokens]
+            target.remember(utterance.tokens, settings.recent_utterances, idf)
         turn = _Turn(utterance.messages[-1].id, target, utterance.end)
         last_turn[utterance.sender] = turn
         for ref in mentioned:
