@@ -15,10 +15,11 @@ from click.testing import CliRunner
 
 from conftest import write_bundle
 from threadkeep.answer import NOT_AN_ANSWER
-from threadkeep.answerability import ABOUT_SOMEONE_ELSE, codes
+from threadkeep.answerability import ABOUT_SOMEONE_ELSE, AGREEMENT_STANDOUT, agrees, codes, standout
 from threadkeep.api import KnowledgeBase
 from threadkeep.cli import main
 from threadkeep.embed import HashEmbedder
+from threadkeep.search import Retrieval, retrieve
 from threadkeep.store import SearchFilters
 
 NOW = datetime(2026, 5, 20, tzinfo=UTC)
@@ -312,3 +313,16 @@ def test_a_count_is_answered_by_a_number_of_the_things_asked_for(tmp_path):
     assert fingerprints.status == "answered", fingerprints.reason
     assert any("100 个指纹" in c.excerpt for c in fingerprints.documents)
     assert faces.status == "no_answer" and "number" in faces.reason
+
+
+def test_the_dense_side_agrees_by_how_far_a_passage_stands_out_not_by_its_rank(kb):
+    hit = retrieve(kb.store, kb.embedder, "what is the gate code", 3, now=NOW).hits[0]
+    spread = [(f"low-{i}", 0.5 + 0.001 * i) for i in range(40)]
+    fourth = [("a", 0.95), ("b", 0.94), ("c", 0.93), (hit.chunk.id, 0.92), *spread]
+    assert standout(fourth, hit.chunk.id) > AGREEMENT_STANDOUT
+    assert agrees(kb.store, Retrieval([hit], fourth, []), hit)
+    # Second of many near-equal candidates: in the top ranks, yet not standing out of them.
+    level = [("a", 0.81), (hit.chunk.id, 0.80), *[(f"near-{i}", 0.79) for i in range(35)]]
+    level += [(f"far-{i}", 0.1) for i in range(5)]
+    assert standout(level, hit.chunk.id) < AGREEMENT_STANDOUT
+    assert not agrees(kb.store, Retrieval([hit], level, []), hit)

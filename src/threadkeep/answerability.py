@@ -13,9 +13,10 @@ languages and chunk types, so the decision reads what was retrieved:
   answered by "100 个指纹");
 - a question about one chat member needs a passage by or about them among those covering its other
   words (what Ben said of his shoe size does not answer a question about Maya's);
-- a top passage must hold enough of the weighted words, and be a top dense passage too, or the
-  best dense score must stand out from the other candidates (in standard deviations of the
-  store's own scores for this query, not as a cosine);
+- a top passage must hold enough of the weighted words, and the dense side must agree (its cosine a
+  standard deviation above the other candidates'), or the best dense score must stand out from
+  them (in standard deviations of the store's own scores for this query, not as a cosine, and not
+  as a rank, whose meaning changes with the store's size);
 - when the question names one speaker and the lines closest to it were said by the other
   speaker, about themselves, the passages are noted as being about someone else.
 
@@ -42,7 +43,10 @@ MIN_STANDOUT = 2.0  # or else: best cosine, in standard deviations above the oth
 MAX_ABSENT = 0.65  # share of the question's weight in words no passage holds: above it, the store lacks the topic
 DOUBTFUL_ABSENT = 0.6  # above this share, the best dense score must stand out clearly ...
 CLEAR_STANDOUT = 3.0  # ... by this many standard deviations
-AGREEMENT_RANKS = 3  # "a top dense passage": among the first 3
+# The dense side agrees with a passage full text found when its cosine lies this many standard deviations
+# above the other candidates' (a share of the store's own scores for this query, whatever the store's size).
+AGREEMENT_STANDOUT = 1.0
+AGREEMENT_RANKS = 3  # without enough dense candidates for a spread, or a vector: among the first 3
 CITED_SHARE = 0.5  # a cited passage scores at least this share of its source's best
 EVIDENCE_HITS = 3  # passages of each source read for coverage and speakers
 MIN_SPEAKER_OVERLAP = 2  # question words a line must share to count as the line the question is about
@@ -271,13 +275,15 @@ def top_hits(hits: list[Hit]) -> list[Hit]:
     return chosen
 
 
-def standout(dense: list[tuple[str, float]]) -> float:
-    """How many standard deviations the best cosine lies above the other candidates'."""
+def standout(dense: list[tuple[str, float]], chunk_id: str | None = None) -> float:
+    """How many standard deviations the best cosine (or `chunk_id`'s) lies above the candidates' after the
+    best; 0 with fewer than 3 candidates, minus infinity for a chunk that is no candidate."""
     if len(dense) < 3:
         return 0.0
     scores = np.array([score for _, score in dense], dtype=np.float64)
     rest = scores[1:]
-    return float((scores[0] - rest.mean()) / max(rest.std(), 1e-6))
+    score = scores[0] if chunk_id is None else dict(dense).get(chunk_id, -np.inf)
+    return float((score - rest.mean()) / max(rest.std(), 1e-6))
 
 
 def states(
@@ -305,8 +311,11 @@ def states(
 
 
 def agrees(store: Store, retrieval: Retrieval, hit: Hit) -> bool:
-    """Whether the retrievers that could see `hit` rank it near the top: a top dense passage, or, for a
-    passage without a vector yet (embedding runs behind ingest), a top full-text passage."""
+    """Whether the retrievers that could see `hit` rank it near the top: its cosine stands out of the dense
+    candidates (a top dense passage when there are too few to tell), or, for a passage without a vector yet
+    (embedding runs behind ingest), a top full-text passage."""
+    if len(retrieval.dense) >= 3 and hit.chunk.id in dict(retrieval.dense):
+        return standout(retrieval.dense, hit.chunk.id) >= AGREEMENT_STANDOUT
     if any(chunk_id == hit.chunk.id for chunk_id, _ in retrieval.dense[:AGREEMENT_RANKS]):
         return True
     if hit.dense_rank is not None:
@@ -532,7 +541,7 @@ def absent_words(question: str, absent_units: list[str]) -> list[str]:
 
 def decide(features: dict[str, float]) -> bool:
     """Answer when the question's codes are in the passages found, enough of its rarer words are in one of
-    them, and that passage is also among the top dense passages (or the best dense score stands out)."""
+    them, and the dense side agrees with that passage (or the best dense score stands out)."""
     if features.get("terms_in_evidence", 1.0) < 1.0 or features["absent_share"] >= MAX_ABSENT:
         return False
     if features["absent_share"] >= DOUBTFUL_ABSENT and features["standout"] < CLEAR_STANDOUT:
