@@ -504,7 +504,7 @@ def assess(question: str, retrieval: Retrieval, store: Store, filters: SearchFil
     person = about_nobody_found(question, retrieval, store, evidence, weights)
     if person is not None:
         features["about_nobody_found"] = 1.0
-        return Assessment(False, f"no passage found about this is by or about {person}", features=features)
+        return Assessment(False, f"no passage found on this question is by or about {person}", features=features)
     elsewhere = [
         term for term in terms if not any(_term_tokens(term) <= _text_units(hit.chunk.indexed_text) for hit in evidence)
     ]
