@@ -538,6 +538,11 @@ def reactions(prepared: F.Prepared) -> list[bool]:
     return flags.tolist()
 
 
+def reports_of(messages: Sequence[Message]) -> list[bool]:
+    """Per message, whether it reports something broken (`cues.is_report`; a small-group rule reads it)."""
+    return [is_report(message.text or "") for message in messages]
+
+
 def quoted_indices(messages: Sequence[Message], prepared: F.Prepared) -> list[int]:
     position = {message_id: index for index, message_id in enumerate(prepared.ids)}
     quoted = []
@@ -613,8 +618,9 @@ def assign_learned(
         return [], {}
     model = model or reply_model()
     prepared = prepare_conversation(messages, names, settings)
-    reports = [is_report(message.text or "") for message in messages]
-    parents, _, _ = run_cascade(prepared, quoted_indices(messages, prepared), model, settings, reports=reports)
+    parents, _, _ = run_cascade(
+        prepared, quoted_indices(messages, prepared), model, settings, reports=reports_of(messages)
+    )
     return threads_of(prepared.ids, parents)
 
 
