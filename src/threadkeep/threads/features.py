@@ -428,9 +428,12 @@ def prepare(
         "rule_same_thread": rule_same,
         "rule_new_thread": rule_new[i],
     }
-    static = np.zeros((n, slots, len(STATIC)), dtype=np.float32)
+    # Written a feature at a time where each is contiguous, then turned once into the (n, slots,
+    # feature) layout the models read: writing into that layout directly strides through memory.
+    by_feature = np.empty((len(STATIC), n, slots), dtype=np.float32)
     for column, name in enumerate(STATIC):
-        static[:, :, column] = columns[name]
+        by_feature[column] = columns[name]
+    static = np.ascontiguousarray(by_feature.transpose(1, 2, 0))
     static[~valid] = 0.0
     return Prepared(ids, times, speakers, addresses, named, tokens, candidates, static)
 
