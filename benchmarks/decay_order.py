@@ -3,7 +3,10 @@
     nice -n 10 python benchmarks/decay_order.py [--days 75]
 
 For each answerable question of the sample (questions.json), its gold thread is copied into a new
-group chat, every message `--days` later: the copy is an equally good fix, newer. A second thread
+group chat, every message `--days` later: the copy is an equally good fix, newer. Each source group's
+threads go into a later group of their own: copied into one group, threads of two groups that ran at
+the same hours interleave and the assigner cuts them differently from their originals (a copy's
+question and its fix in different chunks is no longer an equal fix). A second thread
 from another topic is copied the same way: a weak new thread. With the clock a day after the
 copies, the script counts (chat hits only):
 
@@ -75,7 +78,11 @@ def main() -> None:
                     for key, value in original.items()
                     if key not in ("quotedMessageId", "replyTo", "mentionedRefs")
                 }
-                | {"messageId": f"{COPY}:{message_id}", "conversationRef": COPY, "sentAt": moved.isoformat()}
+                | {
+                    "messageId": f"{COPY}:{message_id}",
+                    "conversationRef": f"{COPY}:{original['conversationRef']}",
+                    "sentAt": moved.isoformat(),
+                }
             )
     copies.sort(key=lambda m: m["sentAt"])
     with tempfile.TemporaryDirectory() as folder:

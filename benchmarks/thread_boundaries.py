@@ -114,10 +114,10 @@ def corpora(synthetic: Path) -> list[Corpus]:
     return out
 
 
-def predict(bundle: Path, assigner: str) -> tuple[int, list[Thread], float, float]:
+def predict(bundle: Path, assigner: str, resume: bool = True) -> tuple[int, list[Thread], float, float]:
     """Messages read, threads, wall-clock and CPU seconds (the CPU figure holds on a loaded machine)."""
     started, cpu = time.perf_counter(), time.process_time()
-    result, threads = threads_of(bundle, None, ThreadSettings(assigner=assigner))
+    result, threads = threads_of(bundle, None, ThreadSettings(assigner=assigner, resume_paused=resume))
     return len(result.messages), threads, time.perf_counter() - started, time.process_time() - cpu
 
 
@@ -137,6 +137,7 @@ def main() -> None:
     parser.add_argument("--synthetic", type=Path, default=OUT, help="output of benchmarks/small_groups.py")
     parser.add_argument("--only", default="", help="comma-separated corpus names")
     parser.add_argument("--assigners", default="learned,rules")
+    parser.add_argument("--no-resume", action="store_true", help="without threads/resume.py's merges")
     args = parser.parse_args()
     if args.model is not None:
         L._model = L.ReplyModel.load(args.model)
@@ -147,7 +148,7 @@ def main() -> None:
         if chosen and corpus.name not in chosen:
             continue
         for assigner in args.assigners.split(","):
-            count, threads, elapsed, cpu = predict(corpus.bundle, assigner)
+            count, threads, elapsed, cpu = predict(corpus.bundle, assigner, not args.no_resume)
             result = figures(score_threads, corpus, threads)
             row = " ".join(f"{result[m]:8.1f}" if m in result else f"{'':>8}" for m in METRICS)
             speed = f"{count / elapsed:8,.0f} {count / cpu:10,.0f}"

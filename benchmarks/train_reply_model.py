@@ -450,7 +450,8 @@ def evaluate(model: L.ReplyModel, data: Corpus, settings: ThreadSettings, stages
     links: dict[str, list[str]] = {}
     for conversation in data.conversations:
         p = conversation.prepared
-        parents, _, _ = L.run_cascade(p, conversation.quoted, model, settings, stages)
+        reports = L.reports_of(conversation.messages)
+        parents, _, _ = L.run_cascade(p, conversation.quoted, model, settings, stages, reports)
         groups, chosen = L.threads_of(p.ids, parents)
         for number, group in enumerate(groups):
             for message_id in group:
@@ -576,6 +577,7 @@ def main() -> None:
         "reactions_join": not args.reactions_may_start,
         "addressed_join": True,
         "fresh_apart": True,
+        "small_groups": True,
         "additive": additive,
         "stages": stages,
     }

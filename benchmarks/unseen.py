@@ -1,9 +1,12 @@
 """`ask` on small hand-written corpora no threshold was fitted on: a Chinese smart-lock support group with
-its product documents, and an English office chat with assistant sessions and a backup product's documents.
+its product documents, and an English office chat with assistant sessions and a backup product's documents
+(`zh`, `en`); and a second batch written later, of which no part is tuned on: a Chinese e-signature SaaS
+customer group and an English climbing-gym staff chat, each with three documents (`zh2`, `en2`).
 
-    nice -n 10 python benchmarks/unseen.py [--stores /tmp/threadkeep-bench] [--no-dense] [--embedder hash-256] [--show]
+    nice -n 10 python benchmarks/unseen.py [--stores /tmp/threadkeep-bench] [--corpora zh,en,zh2,en2]
+        [--no-dense] [--embedder hash-256] [--show] [--features FILE]
 
-Each corpus is `benchmarks/data/unseen_{zh,en}.json` (chat, recalled messages, documents, questions),
+Each corpus is `benchmarks/data/unseen_{name}.json` (chat, recalled messages, documents, questions),
 written as an export bundle plus a documents folder and ingested into its own store. Per corpus and split
 (benchmarks/splits.py on the question text, fixed before the first run) it prints:
 
@@ -16,6 +19,7 @@ written as an export bundle plus a documents folder and ingested into its own st
 `--no-dense` runs the same questions as if no chunk had a vector yet (full text only), the state of a
 store whose background embedding has not caught up. `--embedder hash-256` runs them with a lexical
 stand-in model whose cosines lie on another scale: the decision must not depend on one model's values.
+`--show` and `--features` print or write the tuning part's questions only; never use them on zh2 / en2.
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ from threadkeep.store import SearchFilters
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "benchmarks" / "data"
-CORPORA = ("zh", "en")
+CORPORA = ("zh", "en", "zh2", "en2")
 
 
 def materialise(corpus: dict, folder: Path) -> tuple[Path, Path]:
@@ -99,9 +103,11 @@ def main() -> None:
     parser.add_argument("--no-dense", action="store_true", help="as if no chunk had a vector yet")
     parser.add_argument("--show", action="store_true", help="print every question's outcome (tuning part only)")
     parser.add_argument("--k", type=int, default=10)
+    parser.add_argument("--features", type=Path, default=None, help="write tuning questions' features here (JSONL)")
     parser.add_argument("--embedder", default=None, help="another model (e.g. hash-256): cosines on another scale")
     args = parser.parse_args()
     tallies: dict[tuple[str, str, str], list[int]] = defaultdict(lambda: [0, 0])
+    out = args.features.open("w", encoding="utf-8") if args.features else None
     for name in args.corpora.split(","):
         corpus = json.loads((DATA / f"unseen_{name}.json").read_text(encoding="utf-8"))
         folder = args.stores / f"unseen-{name}"
@@ -149,9 +155,14 @@ def main() -> None:
                     tallies[(name, "cited right", split)][0] += answered and right
                     tallies[(name, "cited right", split)][1] += 1
                     outcome = ("answered" + ("" if right else " (wrong citation)")) if answered else "REFUSED (false)"
+                if out and split == "tune":
+                    record = {"corpus": name, "answerable": gold is not None, "question": question, "outcome": outcome}
+                    out.write(json.dumps(record | assessment.features, ensure_ascii=False) + "\n")
                 if args.show and split == "tune":
                     features = {key: round(value, 2) for key, value in assessment.features.items()}
                     print(f"[{name}] {question} -> {outcome}; {answer.reason or ''} {features}")
+    if out:
+        out.close()
     mode = ("full text only" if args.no_dense else "hybrid") + (f", {args.embedder}" if args.embedder else "")
     options = (" --no-dense" if args.no_dense else "") + (f" --embedder {args.embedder}" if args.embedder else "")
     print(f"unseen corpora, {mode}: python benchmarks/unseen.py{options}")

@@ -15,10 +15,11 @@ from click.testing import CliRunner
 
 from conftest import write_bundle
 from threadkeep.answer import NOT_AN_ANSWER
-from threadkeep.answerability import ABOUT_SOMEONE_ELSE, codes
+from threadkeep.answerability import ABOUT_SOMEONE_ELSE, AGREEMENT_STANDOUT, agrees, codes, standout
 from threadkeep.api import KnowledgeBase
 from threadkeep.cli import main
 from threadkeep.embed import HashEmbedder
+from threadkeep.search import Retrieval, retrieve
 from threadkeep.store import SearchFilters
 
 NOW = datetime(2026, 5, 20, tzinfo=UTC)
@@ -252,3 +253,76 @@ def test_a_verbatim_question_from_an_assistant_session_is_answered(tmp_path):
         answer = knowledge.ask(question, now=NOW)
     assert answer.status == "answered", answer.reason
     assert any("conftest.py" in c.excerpt for c in answer.chat)
+
+
+def test_a_question_about_a_member_is_answered_only_from_a_passage_by_or_about_them(tmp_path):
+    members = [
+        {"senderRef": "ola", "displayName": "Ola Nowak"},
+        {"senderRef": "ben", "displayName": "Ben Hart"},
+        {"senderRef": "maya", "displayName": "Maya Chen"},
+    ]
+    messages = [
+        chat("s1", "ola", "2026-05-11T10:00:00+00:00", "Ben, what size shoes do you wear? I'm ordering them"),
+        chat("s2", "ben", "2026-05-11T10:06:00+00:00", "42.5 in the Scarpa ones"),
+        chat("s3", "ola", "2026-05-11T10:07:00+00:00", "noted"),
+        chat("s4", "maya", "2026-05-12T18:30:00+00:00", "the mats on floor 2 have a tear near the cave"),
+        chat("s5", "ben", "2026-05-12T18:41:00+00:00", "taped it with the grey repair tape, supplier comes Thursday"),
+    ]
+    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as staff:
+        staff.ingest(write_bundle(tmp_path / "bundle", messages, members))
+        theirs = staff.ask("What shoe size does Ben wear?", now=NOW)
+        nobody = staff.ask("What shoe size does Maya wear?", now=NOW)
+    assert theirs.status == "answered", theirs.reason
+    assert any("42.5" in c.excerpt for c in theirs.chat)
+    assert nobody.status == "no_answer" and "Maya" in nobody.reason
+    assert any("42.5" in c.excerpt for c in nobody.nearest)
+
+
+def test_a_chinese_question_about_a_member_no_passage_is_by_or_about_is_refused(tmp_path):
+    members = [
+        {"senderRef": "kf", "displayName": "飞签客服-小雨"},
+        {"senderRef": "zhao", "displayName": "赵律师"},
+        {"senderRef": "li", "displayName": "李总"},
+    ]
+    messages = [
+        chat("f1", "kf", "2026-06-11T11:10:00+08:00", "@赵律师 您那边用的是专业版吧？接口权限要专业版才有"),
+        chat("f2", "zhao", "2026-06-11T11:14:00+08:00", "对 我们律所买的套餐是专业版"),
+        chat("f3", "li", "2026-06-12T10:30:00+08:00", "企业认证一直卡在对公打款这一步"),
+        chat("f4", "kf", "2026-06-12T10:37:00+08:00", "3 天内在认证页面回填打款金额就行"),
+    ]
+    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as group:
+        group.ingest(write_bundle(tmp_path / "bundle", messages, members))
+        theirs = group.ask("赵律师的律所用的是哪个套餐", now=NOW)
+        nobody = group.ask("李总的律所用的是哪个套餐", now=NOW)
+    assert theirs.status == "answered", theirs.reason
+    assert nobody.status == "no_answer" and "李总" in nobody.reason
+
+
+def test_a_count_is_answered_by_a_number_of_the_things_asked_for(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "manual.md").write_text(
+        "# 门锁手册\n\n## 录入指纹\n\n每个手指按 6 次。一把锁最多保存 100 个指纹。\n\n"
+        "## 开门方式\n\n指纹、密码、NFC 卡；Z7 Pro 另外支持人脸识别。\n",
+        encoding="utf-8",
+    )
+    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as manual:
+        manual.ingest(docs)
+        fingerprints = manual.ask("一把锁最多能存多少个指纹", now=NOW)
+        faces = manual.ask("门锁能录入多少张人脸", now=NOW)
+    assert fingerprints.status == "answered", fingerprints.reason
+    assert any("100 个指纹" in c.excerpt for c in fingerprints.documents)
+    assert faces.status == "no_answer" and "number" in faces.reason
+
+
+def test_the_dense_side_agrees_by_how_far_a_passage_stands_out_not_by_its_rank(kb):
+    hit = retrieve(kb.store, kb.embedder, "what is the gate code", 3, now=NOW).hits[0]
+    spread = [(f"low-{i}", 0.5 + 0.001 * i) for i in range(40)]
+    fourth = [("a", 0.95), ("b", 0.94), ("c", 0.93), (hit.chunk.id, 0.92), *spread]
+    assert standout(fourth, hit.chunk.id) > AGREEMENT_STANDOUT
+    assert agrees(kb.store, Retrieval([hit], fourth, []), hit)
+    # Second of many near-equal candidates: in the top ranks, yet not standing out of them.
+    level = [("a", 0.81), (hit.chunk.id, 0.80), *[(f"near-{i}", 0.79) for i in range(35)]]
+    level += [(f"far-{i}", 0.1) for i in range(5)]
+    assert standout(level, hit.chunk.id) < AGREEMENT_STANDOUT
+    assert not agrees(kb.store, Retrieval([hit], level, []), hit)

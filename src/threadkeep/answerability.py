@@ -8,10 +8,15 @@ languages and chunk types, so the decision reads what was retrieved:
 - each question word is weighted by how few passages of the store hold it; when most of that
   weight is in words no passage holds, the store lacks the topic ("no message or section
   mentions 退款");
-- a question asking for a price or a phone number needs a passage that states one;
-- a top passage must hold enough of the weighted words, and be a top dense passage too, or the
-  best dense score must stand out from the other candidates (in standard deviations of the
-  store's own scores for this query, not as a cosine);
+- a question asking for a price, a duration, a phone number or how many needs a passage about its
+  subject that states one (for a Chinese count, with the measure word asked for: 多少张 is not
+  answered by "100 个指纹");
+- a question about one chat member needs a passage by or about them among those covering its other
+  words (what Ben said of his shoe size does not answer a question about Maya's);
+- a top passage must hold enough of the weighted words, and the dense side must agree (its cosine a
+  standard deviation above the other candidates'), or the best dense score must stand out from
+  them (in standard deviations of the store's own scores for this query, not as a cosine, and not
+  as a rank, whose meaning changes with the store's size);
 - when the question names one speaker and the lines closest to it were said by the other
   speaker, about themselves, the passages are noted as being about someone else.
 
@@ -38,7 +43,10 @@ MIN_STANDOUT = 2.0  # or else: best cosine, in standard deviations above the oth
 MAX_ABSENT = 0.65  # share of the question's weight in words no passage holds: above it, the store lacks the topic
 DOUBTFUL_ABSENT = 0.6  # above this share, the best dense score must stand out clearly ...
 CLEAR_STANDOUT = 3.0  # ... by this many standard deviations
-AGREEMENT_RANKS = 3  # "a top dense passage": among the first 3
+# The dense side agrees with a passage full text found when its cosine lies this many standard deviations
+# above the other candidates' (a share of the store's own scores for this query, whatever the store's size).
+AGREEMENT_STANDOUT = 1.0
+AGREEMENT_RANKS = 3  # without enough dense candidates for a spread, or a vector: among the first 3
 CITED_SHARE = 0.5  # a cited passage scores at least this share of its source's best
 EVIDENCE_HITS = 3  # passages of each source read for coverage and speakers
 MIN_SPEAKER_OVERLAP = 2  # question words a line must share to count as the line the question is about
@@ -68,6 +76,7 @@ _CALENDAR = frozenset(
 # a passage must hold.
 _DATE_TOKENS = frozenset(content_tokens(" ".join(_CALENDAR)))
 _TITLES = frozenset({"Dr", "Mr", "Mrs", "Ms", "Prof", "St"})
+_NAME_PIECES = re.compile(r"[-—_·/()（）|]+")
 _DEMONYM_ENDINGS = ("ean", "ian", "ese", "ish", "can")
 ABOUT_SOMEONE_ELSE = "about_someone_else"
 # jieba part-of-speech tags of Chinese words that carry a topic: nouns, verbs, adjectives, distinguishing
@@ -79,6 +88,30 @@ _GREETINGS = ("hey", "hi", "hello", "thanks", "thank you", "dear", "oh", "wow", 
 # for it, the asking words that are not its subject, how the value looks in a passage). A section naming
 # the product but no price does not answer "how much is it".
 _DURATION_ASKING = re.compile(r"几天|多久|多长时间|几个小时|几周|要等|\bhow long\b|\bhow many\b", re.I)
+# "How many" of things (not of days or hours: a duration): a passage must state a number of them, in
+# Chinese with the measure word asked for (多少张 is answered by "20 张", not by "100 个指纹").
+_COUNT_ASKING = re.compile(
+    r"(?:多少|几)(?P<counter>个(?!小时|月|星期|工作日)|张|份|次|节|条|位|台|把|种|页|行|块|名)"
+    r"|\bhow many\b(?! (?:days|hours|weeks|months|years|minutes)\b)",
+    re.I,
+)
+_NUMBER = r"(?:\d+(?:[.,]\d+)*|[一二两三四五六七八九十百千万]+)"
+_NUMBER_WORD = re.compile(
+    rf"{_NUMBER}|\b(?:once|twice|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|dozens?|couple)\b",
+    re.I,
+)
+
+
+def count_value(question: str) -> re.Pattern[str] | None:
+    """How a passage states the number a "how many" question asks for; None when it asks for none."""
+    match = _COUNT_ASKING.search(question)
+    if match is None:
+        return None
+    if match["counter"]:
+        return re.compile(rf"{_NUMBER}\s*(?:多)?{match['counter']}")
+    return _NUMBER_WORD
+
+
 ANSWER_TYPES = (
     (
         "a price",
@@ -242,13 +275,15 @@ def top_hits(hits: list[Hit]) -> list[Hit]:
     return chosen
 
 
-def standout(dense: list[tuple[str, float]]) -> float:
-    """How many standard deviations the best cosine lies above the other candidates'."""
+def standout(dense: list[tuple[str, float]], chunk_id: str | None = None) -> float:
+    """How many standard deviations the best cosine (or `chunk_id`'s) lies above the candidates' after the
+    best; 0 with fewer than 3 candidates, minus infinity for a chunk that is no candidate."""
     if len(dense) < 3:
         return 0.0
     scores = np.array([score for _, score in dense], dtype=np.float64)
     rest = scores[1:]
-    return float((scores[0] - rest.mean()) / max(rest.std(), 1e-6))
+    score = scores[0] if chunk_id is None else dict(dense).get(chunk_id, -np.inf)
+    return float((score - rest.mean()) / max(rest.std(), 1e-6))
 
 
 def states(
@@ -276,8 +311,11 @@ def states(
 
 
 def agrees(store: Store, retrieval: Retrieval, hit: Hit) -> bool:
-    """Whether the retrievers that could see `hit` rank it near the top: a top dense passage, or, for a
-    passage without a vector yet (embedding runs behind ingest), a top full-text passage."""
+    """Whether the retrievers that could see `hit` rank it near the top: its cosine stands out of the dense
+    candidates (a top dense passage when there are too few to tell), or, for a passage without a vector yet
+    (embedding runs behind ingest), a top full-text passage."""
+    if len(retrieval.dense) >= 3 and hit.chunk.id in dict(retrieval.dense):
+        return standout(retrieval.dense, hit.chunk.id) >= AGREEMENT_STANDOUT
     if any(chunk_id == hit.chunk.id for chunk_id, _ in retrieval.dense[:AGREEMENT_RANKS]):
         return True
     if hit.dense_rank is not None:
@@ -346,6 +384,83 @@ def someone_else(question: str, hits: list[Hit]) -> dict[str, str]:
     return notes
 
 
+def name_parts(display: str) -> set[str]:
+    """How a question may name a chat member: a Latin given name ("Ben" of "Ben Hart", "Kim" of "Front desk
+    (Kim)"), a Chinese name after the organisation ("安安" of "栖安客服-安安") or before a role ("小陈" of "小陈HR")."""
+    pieces = [piece for piece in _NAME_PIECES.split(display) if piece]
+    parts = {display.strip()}
+    for piece in pieces[-1:] if len(pieces) > 1 else pieces:
+        if has_cjk(piece):
+            run = re.match(r"[\u3400-\u4dbf\u4e00-\u9fff]+", piece)
+            parts.update(name for name in (piece, run.group(0) if run else "") if len(name) >= 2)
+    first = display.split()[0] if display.split() else ""
+    if first[:1].isupper() and not has_cjk(first) and all(word[:1].isupper() for word in pieces[0].split()):
+        parts.add(first)
+    if len(pieces) > 1 and not has_cjk(pieces[-1]) and pieces[-1][:1].isupper():
+        parts.add(pieces[-1])
+    # A Latin part names someone when capitalised: "user" and "assistant" are roles.
+    return {part for part in parts if len(part) >= 2 and (has_cjk(part) or part[:1].isupper())}
+
+
+def _names_in(question: str, part: str) -> bool:
+    if has_cjk(part):
+        return part in question
+    return re.search(rf"(?<![\w]){re.escape(part)}(?![\w])", question) is not None
+
+
+def person_asked(question: str, speakers: set[str]) -> tuple[str, set[str]] | None:
+    """The one chat member the question names, with the ways of writing their name; None when it names
+    no member or several ("Which city have both Jean and John visited?")."""
+    named = {}
+    for display in speakers:
+        parts = name_parts(display)
+        if any(_names_in(question, part) for part in parts):
+            named[display] = parts
+    return next(iter(named.items())) if len(named) == 1 else None
+
+
+def involves(hit: Hit, speaker: str, parts: set[str]) -> bool:
+    """Whether a passage is by or about a member: one of its lines was said by them or names them."""
+    lines = _speaker_lines(hit)
+    if any(who.strip() == speaker for who, _ in lines):
+        return True
+    texts = [said for _, said in lines] if lines else [hit.chunk.text]
+    return any(_names_in(text, part) for text in texts for part in parts)
+
+
+def chat_speakers(store: Store, retrieval: Retrieval) -> set[str]:
+    """The members who speak in the chat passages either retriever found."""
+    ids = [chunk_id for chunk_id, _ in retrieval.dense + retrieval.lexical]
+    chunks = list(store.get_chunks(ids).values()) + [hit.chunk for hit in retrieval.hits]
+    return {
+        match["who"].strip()
+        for chunk in chunks
+        if chunk.source_type == "chat"
+        for match in map(_TRANSCRIPT_LINE.match, chunk.text.splitlines())
+        if match
+    }
+
+
+def about_nobody_found(
+    question: str, retrieval: Retrieval, store: Store, evidence: list[Hit], weights: dict[str, float]
+) -> str | None:
+    """The member a question is about when no passage covering its other words is by or about them: what
+    a passage says of one person does not answer a question about another (Maya's shoe size is not Ben's)."""
+    asked = person_asked(question, chat_speakers(store, retrieval))
+    if asked is None:
+        return None
+    speaker, parts = asked
+    rest = question
+    for part in sorted(parts, key=len, reverse=True):
+        rest = re.sub(rf"{re.escape(part)}(?:'s)?", " ", rest)
+    if not question_units(rest):
+        return None
+    covering = [hit for hit in evidence if coverage(rest, hit, weights) >= MIN_COVERAGE]
+    if not covering or any(involves(hit, speaker, parts) for hit in covering):
+        return None
+    return min(parts, key=len)
+
+
 def assess(question: str, retrieval: Retrieval, store: Store, filters: SearchFilters | None = None) -> Assessment:
     filters = filters or SearchFilters()
     hits = retrieval.hits
@@ -377,11 +492,19 @@ def assess(question: str, retrieval: Retrieval, store: Store, filters: SearchFil
     if missing:
         named = ", ".join(missing)
         return Assessment(False, f"no message or section mentions {named}", missing, features=features)
-    for asked, in_question, asking, in_passage in ANSWER_TYPES:
-        if in_question.search(question) and not states(question, asking, in_passage, evidence, weights):
+    wanted_types = [(asked, asking, value) for asked, asks, asking, value in ANSWER_TYPES if asks.search(question)]
+    number = count_value(question)
+    if number is not None:
+        wanted_types.append(("a number", _COUNT_ASKING, number))
+    for asked, asking, in_passage in wanted_types:
+        if not states(question, asking, in_passage, evidence, weights):
             features["answer_type_missing"] = 1.0
             reason = f"the question asks for {asked} and no passage found states one for it"
             return Assessment(False, reason, features=features)
+    person = about_nobody_found(question, retrieval, store, evidence, weights)
+    if person is not None:
+        features["about_nobody_found"] = 1.0
+        return Assessment(False, f"no passage found on this question is by or about {person}", features=features)
     elsewhere = [
         term for term in terms if not any(_term_tokens(term) <= _text_units(hit.chunk.indexed_text) for hit in evidence)
     ]
@@ -418,7 +541,7 @@ def absent_words(question: str, absent_units: list[str]) -> list[str]:
 
 def decide(features: dict[str, float]) -> bool:
     """Answer when the question's codes are in the passages found, enough of its rarer words are in one of
-    them, and that passage is also among the top dense passages (or the best dense score stands out)."""
+    them, and the dense side agrees with that passage (or the best dense score stands out)."""
     if features.get("terms_in_evidence", 1.0) < 1.0 or features["absent_share"] >= MAX_ABSENT:
         return False
     if features["absent_share"] >= DOUBTFUL_ABSENT and features["standout"] < CLEAR_STANDOUT:

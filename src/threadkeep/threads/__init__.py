@@ -9,6 +9,7 @@ from threadkeep.model import Message, Thread
 from threadkeep.threads.exchanges import mark_turn_roles, split_exchanges
 from threadkeep.threads.learned import assign_learned
 from threadkeep.threads.mentions import NameIndex
+from threadkeep.threads.resume import resume_paused
 from threadkeep.threads.rules import ThreadSettings, assign_threads
 from threadkeep.threads.utterances import merge_utterances
 
@@ -45,6 +46,8 @@ def reconstruct_conversation(messages: list[Message], settings: ThreadSettings |
         groups, reply_to = assign_threads(merge_utterances(free, settings.merge_gap), NameIndex(messages), settings)
     else:
         raise ValueError(f"unknown thread assigner {settings.assigner!r} (learned or rules)")
+    if settings.resume_paused:
+        groups, reply_to = resume_paused(free, groups, reply_to, settings)
     for message_ids in groups:
         links = {mid: reply_to[mid] for mid in message_ids if mid in reply_to}
         threads.append(Thread(conversation, tuple(message_ids), links))

@@ -34,6 +34,18 @@ _CONFIRM = re.compile(
     r"|\bis back\b|\bit'?s back\b|\bback (?:now|on)\b|\bit worked\b|\bno longer\b",
     re.IGNORECASE,
 )
+_REPORT = re.compile(
+    r"不了|不行|没反应|打不开|进不去|登不上|连不上|用不了|失败|报错|出错|错误|闪退|崩溃|卡住|卡死|一直卡|很卡|没到账|没收到|不显示|显示不|"
+    r"不见了|丢了|没了|异常|乱码|空白|黑屏|白屏|收不到|发不出"
+    r"|\b(?:error|crash(?:es|ed)?|broken|fails?|failed|failing|stuck|freez(?:es|ing)|hangs?)\b",
+    re.IGNORECASE,
+)
+# "doesn't work" also matches the confirmation cue ("works"): negated, it is a report all the same.
+_NOT_WORKING = re.compile(
+    r"\b(?:doesn'?t|does not|don'?t|won'?t|can'?t|cannot|isn'?t|not|stopped)"
+    r" (?:work|load|open|start|connect|show|sync|boot)",
+    re.IGNORECASE,
+)
 _ACK = re.compile(
     r"^(?:[\s\W_]|收到|好的|好滴|好哒|好嘞|好|嗯|哦|谢谢|多谢|感谢|谢啦|辛苦|明白|了解|知道了|懂了|行|可以"
     r"|ok(?:ay)?|k|thanks?|thank you|thx|ty|got it|noted|cool|great|sure|will do|np|perfect|nice|yes|yep|alright"
@@ -52,6 +64,13 @@ def is_wait(text: str) -> bool:
 
 def is_confirmation(text: str) -> bool:
     return len(text) <= _MAX_CUE_CHARS and not asks(text) and bool(_CONFIRM.search(text))
+
+
+def is_report(text: str) -> bool:
+    """Something is broken: 「充值没到账」, 「邮件里补偿领不了」, "the app crashes on start"."""
+    if _NOT_WORKING.search(text):
+        return True
+    return bool(_REPORT.search(text)) and not is_confirmation(text)
 
 
 def is_ack(text: str) -> bool:

@@ -38,6 +38,7 @@ import numpy as np
 
 from threadkeep.model import Message
 from threadkeep.threads import features as F
+from threadkeep.threads.cues import is_report
 from threadkeep.threads.mentions import NameIndex
 from threadkeep.threads.rules import ThreadSettings, assign_threads
 from threadkeep.threads.utterances import merge_utterances
@@ -129,6 +130,7 @@ class ReplyModel:
     reactions_join: bool  # acknowledgements / "me too"s join an open thread rather than start one
     addressed_join: bool = True  # an addressed message joins its addressee's thread (see `decode`)
     fresh_apart: bool = True  # a question to nobody stays out of others' conversations (see `decode`)
+    small_groups: bool = True  # the structural rules of `small_group_choice`
 
     @classmethod
     def from_json(cls, data: dict) -> ReplyModel:
@@ -143,6 +145,7 @@ class ReplyModel:
             bool(data.get("reactions_join", True)),
             bool(data.get("addressed_join", True)),
             bool(data.get("fresh_apart", True)),
+            bool(data.get("small_groups", True)),
         )
 
     @classmethod
@@ -238,10 +241,12 @@ def decode(
     joins_question: Sequence[bool] | None = None,
     addressed: Sequence[int] | None = None,
     fresh: Sequence[bool] | None = None,
+    structure: Structure | None = None,
 ) -> list[int]:
     """Each message's parent index (-1 = starts a thread), left to right under the hard constraints.
 
-    A message flagged in `joiners` starts a thread only when no open thread can take it.
+    A message flagged in `joiners` starts a thread only when no open thread can take it; with
+    `structure`, the small-group rules of `small_group_choice` may change a scored choice.
     """
     n = len(prepared.ids)
     idle = settings.idle.total_seconds()
@@ -253,6 +258,9 @@ def decode(
     last: list[float] = []
     members: list[set[int]] = []  # speakers of each thread
     words: list[set[str]] = []  # content tokens of each thread
+    tails: list[int] = []  # latest message of each thread
+    content: list[bool] = []  # the thread has a message that is more than a reaction
+    asked: list[bool] = []  # the thread has a question
     tokens = prepared.tokens
     speakers = prepared.speakers.tolist()
     parents = [-1] * n
@@ -302,20 +310,190 @@ def decode(
                     and now - started[thread] <= max_span
                 ):
                     choice = target
+            if structure is not None:
+                # The threads of the candidates: the ones this message could still join.
+                open_threads = [
+                    thread
+                    for thread in dict.fromkeys(thread_of[c] for c in candidates[index].tolist() if 0 <= c < index)
+                    if now - last[thread] <= idle and now - started[thread] <= max_span
+                ]
+                choice = small_group_choice(
+                    index,
+                    choice,
+                    structure,
+                    speakers,
+                    tokens,
+                    thread_of,
+                    members,
+                    words,
+                    tails,
+                    content,
+                    asked,
+                    open_threads,
+                )
         if choice < 0:
             thread_of[index] = len(started)
             started.append(now)
             last.append(now)
             members.append({speakers[index]})
             words.append(set(tokens[index]))
+            tails.append(index)
+            content.append(structure is None or not structure.slight[index])
+            asked.append(structure is not None and structure.asks[index])
         else:
             thread = thread_of[choice]
             thread_of[index] = thread
             last[thread] = max(last[thread], now)
             members[thread].add(speakers[index])
             words[thread].update(tokens[index])
+            tails[thread] = index
+            content[thread] = content[thread] or structure is None or not structure.slight[index]
+            asked[thread] = asked[thread] or (structure is not None and structure.asks[index])
             parents[index] = choice
     return parents
+
+
+@dataclass(frozen=True, slots=True)
+class Structure:
+    """Per-message facts read by the small-group decoding rules (`small_group_choice`)."""
+
+    reaction: list[bool]  # an acknowledgement, "me too" or noise (「收到」, 「+1」, "ok thanks", 👍)
+    slight: list[bool]  # a reaction, confirmation, sticker or picture: no thread needs it to go on
+    wait: list[bool]  # 「我看看」, "let me check"
+    asks: list[bool]  # a question, the bare Chinese clarifying ones included (「安卓还是苹果」)
+    addressed: list[bool]  # names whom it answers: the addressee rules decide
+    previous_own: list[int]  # this speaker's previous message (-1: none)
+    me_too: list[bool]  # 「+1 我也是」, "same here"
+    confirm: list[bool]  # 「我也好了」, "works now", not a question
+    pause: list[bool]  # comes more than `merge_gap` after the message before it
+    report: list[bool]  # something is broken (`cues.is_report`)
+
+
+def structure_of(prepared: F.Prepared, settings: ThreadSettings, reports: Sequence[bool] | None = None) -> Structure:
+    def flag(name: str) -> np.ndarray:
+        return prepared.static[:, 0, F.STATIC.index(name)] > 0
+
+    reaction = flag("i_ack") | flag("i_noise") | flag("i_me_too")
+    slight = reaction | flag("i_confirm") | flag("i_media")
+    addressed = [bool(refs) for refs in prepared.addresses]
+    previous_own: list[int] = []
+    last_by: dict[int, int] = {}
+    for index, speaker in enumerate(prepared.speakers.tolist()):
+        previous_own.append(last_by.get(speaker, -1))
+        last_by[speaker] = index
+    return Structure(
+        reaction.tolist(),
+        slight.tolist(),
+        flag("i_wait").tolist(),
+        flag("i_question").tolist(),
+        addressed,
+        previous_own,
+        flag("i_me_too").tolist(),
+        (flag("i_confirm") & ~flag("i_question")).tolist(),
+        (np.diff(prepared.times, prepend=-np.inf) > settings.merge_gap.total_seconds()).tolist(),
+        list(reports) if reports is not None else [False] * len(prepared.ids),
+    )
+
+
+def small_group_choice(
+    index: int,
+    choice: int,
+    structure: Structure,
+    speakers: Sequence[int],
+    tokens: Sequence[frozenset[str]],
+    thread_of: Sequence[int],
+    members: Sequence[set[int]],
+    words: Sequence[set[str]],
+    tails: Sequence[int],
+    content: Sequence[bool],
+    asked: Sequence[bool],
+    open_threads: Sequence[int],
+) -> int:
+    """The parent after the small-group rules, given the scored `choice` (-1 = a new thread).
+
+    Only for unaddressed messages (whom a message names decides, see `decode`):
+
+    - back after a wait: a statement the scores would start a thread with, by someone whose
+      previous message was a wait (「我看看」, "let me check") in a thread still open, is the
+      conclusion of that wait: it joins it (「找到了，是证书的问题」 after 「我看看」); a question
+      is a new topic ("i'll check the man" … "how hard is it to recover files?");
+    - no orphan confirmation: a confirmation the scores would start a thread with joins the
+      speaker's own open thread (「升级了 没再报了 👍」);
+    - an answer after a pause: a statement the scores would start a thread with, coming more
+      than `merge_gap` after an unanswered question by someone else (nobody but its asker has
+      spoken in its thread), answers it (a question and its answer two minutes later); a reply
+      typed in the same minute in a busy channel is more often someone's other conversation;
+    - a "me too" that shares no word with the thread the scores chose joins the open thread it
+      shares most words with (「+1 我也一直转圈」 to 「一直转圈同步失败」, not to the exchange
+      just before it);
+    - a new report: a report (`cues.is_report`: 「充值没到账」, "the app crashes") that shares
+      no word with the thread the scores chose, by someone who has not spoken in it, starts a
+      thread, unless it comes right after someone else's question (「应该不行吧」 answers it);
+    - an answer to the unanswered: when the thread the scores chose shares no word with the
+      message and ended in this speaker's own reaction or wait (they closed or paused it
+      themselves: 「👍」, 「稍等」), and the message just before is by someone else, in a thread
+      only its author has spoken in, the message takes that thread up if the two make a pair:
+      an answer to a question, or a question about a report (staff's 「安卓还是苹果」
+      after a second user's report, not after its own 「稍等」 to the first;
+      「每周日晚12点」 after 「作业提交截止时间是几号」, not after its own 「我看看」).
+
+    All of them were kept because on the dev corpora (IRC, Gitter, synthetic groups, hand-written
+    chats, the sample) they fixed links and broke none; rules that started a thread after a
+    closed exchange or for a newcomer's statement, or moved a confirmation to the thread it
+    shares words with, broke more than they fixed (see `benchmarks/README.md`).
+    """
+    if structure.addressed[index]:
+        return choice
+    if choice < 0:
+        own = structure.previous_own[index]
+        if own >= 0 and structure.wait[own] and not structure.asks[index] and thread_of[own] in open_threads:
+            return own
+        if structure.confirm[index] and own >= 0 and thread_of[own] in open_threads:
+            return tails[thread_of[own]]
+        previous = index - 1
+        if structure.pause[index] and previous >= 0 and speakers[previous] != speakers[index]:
+            opener = thread_of[previous]
+            if (
+                opener in open_threads
+                and members[opener] == {speakers[previous]}
+                and asked[opener]
+                and not structure.asks[index]
+                and not structure.slight[index]
+            ):
+                return previous
+        return choice
+    chosen = thread_of[choice]
+    if tokens[index] & words[chosen]:
+        return choice
+    if structure.me_too[index]:
+        shared = [(len(tokens[index] & words[thread]), tails[thread]) for thread in open_threads if thread != chosen]
+        best = max(shared, default=(0, -1))
+        return best[1] if best[0] > 0 else choice
+    if structure.slight[index]:
+        return choice
+    me = speakers[index]
+    if (
+        structure.report[index]
+        and not structure.asks[index]
+        and not (index > 0 and structure.asks[index - 1] and speakers[index - 1] != me)
+        and me not in members[chosen]
+    ):
+        return -1
+    tail = tails[chosen]
+    if speakers[tail] != me or not (structure.reaction[tail] or structure.wait[tail]):
+        return choice
+    previous = index - 1
+    opener = thread_of[previous]
+    if (
+        speakers[previous] != me
+        and opener != chosen
+        and opener in open_threads
+        and members[opener] == {speakers[previous]}
+        and content[opener]
+        and asked[opener] != structure.asks[index]
+    ):
+        return previous
+    return choice
 
 
 def addressee_latest(prepared: F.Prepared) -> list[int]:
@@ -348,6 +526,7 @@ def fresh_questions(prepared: F.Prepared) -> list[bool]:
     question = prepared.static[:, 0, F.STATIC.index("i_question")] > 0
     return [bool(q) and not addressed for q, addressed in zip(question.tolist(), prepared.addresses, strict=True)]
 
+
 REACTION_CUES: tuple[str, ...] = ("i_noise", "i_me_too")
 
 
@@ -357,6 +536,11 @@ def reactions(prepared: F.Prepared) -> list[bool]:
     for name in REACTION_CUES:
         flags |= prepared.static[:, 0, F.STATIC.index(name)] > 0
     return flags.tolist()
+
+
+def reports_of(messages: Sequence[Message]) -> list[bool]:
+    """Per message, whether it reports something broken (`cues.is_report`; a small-group rule reads it)."""
+    return [is_report(message.text or "") for message in messages]
 
 
 def quoted_indices(messages: Sequence[Message], prepared: F.Prepared) -> list[int]:
@@ -384,6 +568,7 @@ def run_cascade(
     model: ReplyModel,
     settings: ThreadSettings,
     stages: int | None = None,
+    reports: Sequence[bool] | None = None,
 ) -> tuple[list[int], np.ndarray, np.ndarray]:
     """Parents chosen by the cascade (its first `stages` tree stages), the kept slots and the last scores."""
     valid = prepared.candidates >= 0
@@ -398,13 +583,14 @@ def run_cascade(
         kept = slots >= 0
         scores = np.full(kept.shape, _NEG)
         scores[kept] = trees.predict(rows[kept])
-        joiners = addressed = fresh = None
+        joiners = addressed = fresh = structure = None
         if number == len(model.stages) - 1:
             # Decoding rules of the last stage only: the stages were trained on plain decodings.
             scores[:, 0] += model.self_bias
             joiners = reactions(prepared) if model.reactions_join else None
             addressed = addressee_latest(prepared) if model.addressed_join else None
             fresh = fresh_questions(prepared) if model.fresh_apart else None
+            structure = structure_of(prepared, settings, reports) if model.small_groups else None
         parents = decode(
             prepared,
             quoted,
@@ -415,6 +601,7 @@ def run_cascade(
             me_too_after_question(prepared, settings),
             addressed,
             fresh,
+            structure,
         )
     return parents, slots, scores
 
@@ -431,7 +618,9 @@ def assign_learned(
         return [], {}
     model = model or reply_model()
     prepared = prepare_conversation(messages, names, settings)
-    parents, _, _ = run_cascade(prepared, quoted_indices(messages, prepared), model, settings)
+    parents, _, _ = run_cascade(
+        prepared, quoted_indices(messages, prepared), model, settings, reports=reports_of(messages)
+    )
     return threads_of(prepared.ids, parents)
 
 

@@ -42,6 +42,7 @@ class ThreadSettings:
     starter_gap: timedelta = timedelta(minutes=30)  # an asker coming back to their own thread
     unanswered_gap: timedelta = timedelta(minutes=2)  # a free speaker answering a fresh question
     assigner: str = "learned"  # "learned" (threads/learned.py) or "rules" (this module, the fallback)
+    resume_paused: bool = True  # threads/resume.py: a closed thread taken up again after a pause
 
 
 @dataclass(slots=True)

@@ -1,0 +1,90 @@
+"""`threads/resume.py`: a closed thread taken up again after a pause, one case each.
+
+Each case gives the assigner's threads by hand (what it makes of a pause longer than `idle`: a new
+thread) and checks which ones the resume step joins.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+from threadkeep.model import Message
+from threadkeep.threads import reconstruct_conversation
+from threadkeep.threads.resume import resume_paused
+from threadkeep.threads.rules import ThreadSettings
+
+START = datetime(2026, 3, 10, 7, 0, tzinfo=timezone(timedelta(hours=1)))
+SETTINGS = ThreadSettings()
+
+
+def msg(mid: str, sender: str, minute: float, text: str) -> Message:
+    return Message(mid, "c", sender, START + timedelta(minutes=minute), text)
+
+
+def resumed(messages: list[Message], groups: list[list[str]]) -> list[list[str]]:
+    merged, _ = resume_paused(messages, groups, {}, SETTINGS)
+    return sorted(merged)
+
+
+OVEN = [
+    msg("o1", "maria", 0, "Oven 2 is showing error E7 again"),
+    msg("o2", "tom", 1, "did you try turning it off at the wall?"),
+    msg("o3", "maria", 3, "yes twice, still E7"),
+]
+FLOUR = [msg("f1", "priya", 20, "we're almost out of rye flour"), msg("f2", "maria", 22, "I'll add it to the order")]
+
+
+def test_a_confirmation_hours_later_takes_up_the_thread_it_confirms() -> None:
+    later = msg("o4", "maria", 230, "oven 2 works again, the sensor was replaced 👍")
+    messages = [*OVEN, *FLOUR, later]
+    assert resumed(messages, [["o1", "o2", "o3"], ["f1", "f2"], ["o4"]]) == [["f1", "f2"], ["o1", "o2", "o3", "o4"]]
+    _, replies = resume_paused(messages, [["o1", "o2", "o3"], ["f1", "f2"], ["o4"]], {}, SETTINGS)
+    assert replies["o4"] == "o3"
+
+
+def test_a_new_report_or_question_after_the_pause_stays_a_thread_of_its_own() -> None:
+    for text in ("oven 2 is broken again, it won't heat", "is oven 2 ok now?"):
+        messages = [*OVEN, *FLOUR, msg("o4", "maria", 230, text)]
+        assert ["o4"] in resumed(messages, [["o1", "o2", "o3"], ["f1", "f2"], ["o4"]]), text
+
+
+def test_a_word_another_thread_used_meanwhile_is_no_evidence() -> None:
+    other_oven = [msg("x1", "jake", 60, "oven 1 is fine, I baked the rolls in it"), msg("x2", "lena", 61, "great")]
+    later = msg("o4", "maria", 230, "the oven works now 👍")
+    messages = [*OVEN, *other_oven, later]
+    assert ["o4"] in resumed(messages, [["o1", "o2", "o3"], ["x1", "x2"], ["o4"]])
+
+
+def test_someone_who_was_not_in_the_thread_does_not_take_it_up() -> None:
+    later = msg("o4", "jake", 230, "oven 2 works again 👍")
+    assert ["o4"] in resumed([*OVEN, later], [["o1", "o2", "o3"], ["o4"]])
+
+
+def test_whoever_went_to_look_comes_back_with_a_statement() -> None:
+    messages = [
+        msg("r1", "zhang", 0, "点图标没反应 app 打不开"),
+        msg("r2", "staff", 1, "你什么版本"),
+        msg("r3", "zhang", 2, "3.1.4"),
+        msg("r4", "staff", 3, "好的我看看"),
+        msg("r5", "staff", 58, "3.1.4 的图标缓存有问题，清一下缓存再打开就行"),
+    ]
+    assert resumed(messages, [["r1", "r2", "r3", "r4"], ["r5"]]) == [["r1", "r2", "r3", "r4", "r5"]]
+    # Without the wait, a statement by staff an hour later is a new topic as far as structure says.
+    messages[3] = msg("r4", "staff", 3, "3.1.4 是最新版")
+    assert ["r5"] in resumed(messages, [["r1", "r2", "r3", "r4"], ["r5"]])
+
+
+def test_beyond_max_span_the_thread_stays_closed() -> None:
+    later = msg("o4", "maria", 60 * 7, "oven 2 works again 👍")
+    assert ["o4"] in resumed([*OVEN, later], [["o1", "o2", "o3"], ["o4"]])
+
+
+def test_both_assigners_hand_their_threads_to_the_resume_step() -> None:
+    later = msg("o4", "maria", 230, "oven 2 works again, the sensor was replaced 👍")
+    messages = [*OVEN, *FLOUR, later]
+    for assigner in ("learned", "rules"):
+        threads = reconstruct_conversation(messages, ThreadSettings(assigner=assigner))
+        oven = next(thread for thread in threads if "o1" in thread.message_ids)
+        assert "o4" in oven.message_ids, assigner
+        alone = reconstruct_conversation(messages, ThreadSettings(assigner=assigner, resume_paused=False))
+        assert "o4" not in next(thread for thread in alone if "o1" in thread.message_ids).message_ids, assigner
