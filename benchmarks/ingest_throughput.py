@@ -149,41 +149,48 @@ TEXT_CORPORA: tuple[tuple[str, Path, str | None], ...] = (
 
 
 def text_only(repeat: int) -> None:
-    """The searchable step (read done beforehand) on each corpus: best of `repeat` runs, CPU seconds of
-    this process (the step runs in it alone)."""
-    embedder = get_embedder()
-    embedder.count_tokens("")  # the tokenizer loads once, not inside the first timed run
-    print(f"{os.cpu_count()} cores; CPU seconds of this process, best of {repeat}")
+    """The searchable step on each corpus, each run in a fresh process (no cache warmed by an earlier
+    run): the best of `repeat` runs, CPU seconds of the process that ran it."""
+    print(f"{os.cpu_count()} cores; CPU seconds of the process (the step only: reading excluded), best of {repeat}")
     print("| corpus | messages | chunks | load | searchable CPU-s | msg/cpu-s | wall s |")
     print("|---|---|---|---|---|---|---|")
-    for name, bundle, conversation in TEXT_CORPORA:
+    for name, bundle, _ in TEXT_CORPORA:
         if not bundle.exists():
             continue
-        result = read_path(bundle)
-        if conversation:
-            result = ReadResult(
-                result.format,
-                [c for c in result.conversations if c.ref == conversation],
-                [m for m in result.messages if m.conversation == conversation],
-                result.skipped,
-            )
-        best = (float("inf"), float("inf"))
-        loads = []
+        runs = []
         for _ in range(repeat):
-            with tempfile.TemporaryDirectory() as folder:
-                store = open_store(Path(folder) / "bench.db")
-                loads.append(os.getloadavg()[0])
-                wall, cpu = time.perf_counter(), time.process_time()
-                report = ingest_result(store, result, embedder)
-                figures = (time.process_time() - cpu, time.perf_counter() - wall)
-                store.close()
-            best = min(best, figures)
-        messages = len(result.messages)
+            command = [sys.executable, __file__, "--text-child", name]
+            found = subprocess.run(command, check=True, capture_output=True, text=True).stdout.split()
+            runs.append((float(found[2]), float(found[3]), float(found[4]), int(found[0]), int(found[1])))
+        cpu, wall, _, messages, chunks = min(runs)
+        load = sum(run[2] for run in runs) / len(runs)
         print(
-            f"| {name} | {messages:,} | {report.chunks:,} | {sum(loads) / len(loads):.1f} | {best[0]:.2f} "
-            f"| {messages / best[0]:,.0f} | {best[1]:.1f} |",
+            f"| {name} | {messages:,} | {chunks:,} | {load:.1f} | {cpu:.2f} | {messages / cpu:,.0f} | {wall:.1f} |",
             flush=True,
         )
+
+
+def text_child(name: str) -> None:
+    """One timed searchable step: prints messages, chunks, CPU seconds, wall seconds, load."""
+    _, bundle, conversation = next(corpus for corpus in TEXT_CORPORA if corpus[0] == name)
+    result = read_path(bundle)
+    if conversation:
+        result = ReadResult(
+            result.format,
+            [c for c in result.conversations if c.ref == conversation],
+            [m for m in result.messages if m.conversation == conversation],
+            result.skipped,
+        )
+    embedder = get_embedder()
+    embedder.count_tokens("")  # the tokenizer loads before the clock starts
+    with tempfile.TemporaryDirectory() as folder:
+        store = open_store(Path(folder) / "bench.db")
+        load = os.getloadavg()[0]
+        wall, cpu = time.perf_counter(), time.process_time()
+        report = ingest_result(store, result, embedder)
+        cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+        store.close()
+    print(len(result.messages), report.chunks, cpu, wall, (load + os.getloadavg()[0]) / 2)
 
 
 def main() -> None:
@@ -196,9 +203,13 @@ def main() -> None:
     parser.add_argument("--text-only", action="store_true", help="the searchable step alone, several corpora")
     parser.add_argument("--repeat", type=int, default=3, help="runs per corpus with --text-only (the best counts)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--text-child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.text_only:
         text_only(args.repeat)
+        return
+    if args.text_child:
+        text_child(args.text_child)
         return
 
     started = time.perf_counter()

@@ -63,9 +63,9 @@ class Table:
     def encode(self, values: Values, item: object | None = None, **given: Any) -> tuple:
         """A row of `item`'s attributes (and the `given` values), each held as `values` holds its kind."""
         row = []
-        for column in self.columns:
+        for column, convert in zip(self.columns, values.converters(self), strict=True):
             value = given[column.name] if column.name in given else getattr(item, column.attribute)
-            row.append(values.encode(column.kind, _neutral(column.kind, value)))
+            row.append(value if value is None or convert is None else convert(value))
         return tuple(row)
 
     def decode(self, values: Values, row: Sequence[Any]) -> dict[str, Any]:
@@ -84,19 +84,14 @@ def _column(word: str) -> Column:
     return Column(name, kind, attribute or name)  # type: ignore[arg-type]
 
 
-def _neutral(kind: Kind, value: Any) -> Any:
-    """A model value as the kind's plain Python form, before a backend holds it its own way."""
-    if value is None:
-        return None
-    if kind == "time":
-        return value.isoformat()
-    if kind == "list":
-        return list(value)
-    if kind == "bool":
-        return bool(value)
-    if kind == "vector":
-        return np.asarray(value, dtype=np.float32)
-    return value
+# A model value as the kind's plain Python form, before a backend holds it its own way (kinds not
+# named: as they are).
+_NEUTRAL: dict[Kind, Callable[[Any], Any]] = {
+    "time": datetime.isoformat,
+    "list": list,
+    "bool": bool,
+    "vector": lambda value: np.asarray(value, dtype=np.float32),
+}
 
 
 def _model(kind: Kind, value: Any) -> Any:
@@ -119,10 +114,25 @@ class Values:
         self, encode: dict[Kind, Callable[[Any], Any]], decode: dict[Kind, Callable[[Any], Any]] | None = None
     ) -> None:
         self._encode, self._decode = encode, decode or {}
+        self._converters: dict[str, tuple[Callable[[Any], Any] | None, ...]] = {}
 
     def encode(self, kind: Kind, value: Any) -> Any:
         convert = self._encode.get(kind)
         return value if value is None or convert is None else convert(value)
+
+    def converters(self, table: Table) -> tuple[Callable[[Any], Any] | None, ...]:
+        """Per column of `table`, what makes a (not None) model value a stored one; None: stored as it is.
+        Made once per table: stores write rows by the thousand."""
+        found = self._converters.get(table.name)
+        if found is None:
+            found = self._converters[table.name] = tuple(self._converter(column.kind) for column in table.columns)
+        return found
+
+    def _converter(self, kind: Kind) -> Callable[[Any], Any] | None:
+        neutral, convert = _NEUTRAL.get(kind), self._encode.get(kind)
+        if neutral is None or convert is None:
+            return neutral or convert
+        return lambda value: convert(neutral(value))
 
     def decode(self, kind: Kind, value: Any) -> Any:
         convert = self._decode.get(kind)

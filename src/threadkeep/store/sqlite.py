@@ -292,8 +292,9 @@ def check_location(path: Path, create: bool) -> None:
 # SQLite holds lists and objects as JSON text, instants as Unix seconds, vectors as float32 blobs.
 VALUES = Values(
     encode={
-        "list": lambda items: json.dumps(items, ensure_ascii=False),
-        "json": lambda value: json.dumps(value, ensure_ascii=False, default=str),
+        # Encoders made once: `json.dumps` with any option makes a new one for every value.
+        "list": json.JSONEncoder(ensure_ascii=False).encode,
+        "json": json.JSONEncoder(ensure_ascii=False, default=str).encode,
         "instant": datetime.timestamp,
         "vector": np.ndarray.tobytes,
         "bool": int,

@@ -141,6 +141,15 @@ class Prepared:
     static: np.ndarray  # (n, slots, len(STATIC)) float32
 
 
+def descending_ranks(values: np.ndarray) -> np.ndarray:
+    """Per row, each value's rank from the largest (0), ties in column order."""
+    order = np.argsort(-values, axis=1, kind="stable")
+    ranks = np.empty_like(order)
+    # The ranks are the inverse of the sorting permutation: no second sort needed.
+    np.put_along_axis(ranks, order, np.arange(order.shape[1])[None, :], axis=1)
+    return ranks
+
+
 def _log(values: np.ndarray | float) -> np.ndarray:
     return np.log1p(np.maximum(values, 0.0))
 
@@ -319,7 +328,7 @@ def prepare(
     addresses_any = np.array([bool(refs) for refs in addresses], dtype=bool)
 
     gap = (times[i] - times[j]) / 60.0
-    overlap_rank = np.argsort(np.argsort(-np.where(real, overlap, -1.0), axis=1, kind="stable"), axis=1, kind="stable")
+    overlap_rank = descending_ranks(np.where(real, overlap, -1.0))
     max_overlap = overlap.max(axis=1)
     overlap_rel = np.where(max_overlap[:, None] > 0, overlap / np.maximum(max_overlap[:, None], 1e-9), 0.0)
     gap_previous = np.concatenate([[1e4], np.diff(times) / 60.0]) if n else np.zeros(0)
@@ -428,9 +437,12 @@ def prepare(
         "rule_same_thread": rule_same,
         "rule_new_thread": rule_new[i],
     }
-    static = np.zeros((n, slots, len(STATIC)), dtype=np.float32)
+    # Written a feature at a time where each is contiguous, then turned once into the (n, slots,
+    # feature) layout the models read: writing into that layout directly strides through memory.
+    by_feature = np.empty((len(STATIC), n, slots), dtype=np.float32)
     for column, name in enumerate(STATIC):
-        static[:, :, column] = columns[name]
+        by_feature[column] = columns[name]
+    static = np.ascontiguousarray(by_feature.transpose(1, 2, 0))
     static[~valid] = 0.0
     return Prepared(ids, times, speakers, addresses, named, tokens, candidates, static)
 

@@ -189,7 +189,7 @@ def score_features(scores: np.ndarray, slots: np.ndarray) -> np.ndarray:
     present = slots >= 0
     s = np.where(present, scores, _NEG)
     best = s.max(axis=1, keepdims=True)
-    rank = np.argsort(np.argsort(-s, axis=1, kind="stable"), axis=1, kind="stable")
+    rank = F.descending_ranks(s)
     finite = np.isfinite(s)
     out = np.zeros((*s.shape, len(SCORE_FEATURES)), dtype=np.float32)
     out[..., 0] = np.where(finite, s, 0.0)

@@ -17,10 +17,13 @@ from collections.abc import Sequence
 from threadkeep.model import Message
 from threadkeep.text import is_me_too, is_noise, is_question
 
-_WORKED = re.compile(
+# Chinese and English apart: case-blind matching of the Chinese alternatives would only cost time.
+_WORKED_ZH = re.compile(
     r"(?<![就再])(?:好了|可以了|行了)|解决了?|搞定|成功了|有效|管用|好使|正常了|恢复了|没问题|能用了|"
     r"找到了|看到了|找回来了|回来了|装上了|装好了|登上了|连上了|能连上|变绿了|没再报|不报了|能打开了|能编辑了|"
-    r"明白了|懂了|了解了|够了|就有了|加上了|推下去了|效果不错|"
+    r"明白了|懂了|了解了|够了|就有了|加上了|推下去了|效果不错"
+)
+_WORKED_EN = re.compile(
     r"\b(?:that|it|this)\s+(?:worked|works|fixed it|did it|did the trick)\b|\bworks now\b|\bfixed\b|\bsolved\b|"
     r"\bresolved\b|\bgot it working\b",
     re.IGNORECASE,
@@ -53,7 +56,7 @@ def confirms(text: str) -> bool:
     text = text.strip()
     if not text or _asks(text) or _DENIED.search(text):
         return False
-    if _WORKED.search(text):
+    if _WORKED_ZH.search(text) or _WORKED_EN.search(text):
         return True
     # 「清了 剩 1 个多 G 了 哈哈 谢谢」: a report of something done, with thanks.
     return "了" in text and bool(_THANKS.search(text))
