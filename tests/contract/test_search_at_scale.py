@@ -242,41 +242,97 @@ def test_past_the_bit_candidates_the_top_hits_are_still_exact(make_location):
         store.close()
 
 
-def test_filtered_postgres_search_walks_the_graph_when_many_chunks_pass(make_location, monkeypatch):
+def test_postgres_walks_each_source_types_own_graph(make_location, monkeypatch):
     store_location = make_location("postgres")
-    # Exact search only below 50 passing chunks, so chat (2,700 of 3,000) goes through HNSW.
+    # Exact search only below 50 passing chunks, so a conversation of 2,700 goes through HNSW.
     monkeypatch.setattr("threadkeep.store.postgres.EXACT_SEARCH_FLOOR", 50)
     monkeypatch.setattr("threadkeep.store.postgres.PostgresStore._rows_estimate", lambda self: 1.0)
-    sources = {"conv-a": ("chat", range(0, 2700)), "doc-c": ("document", range(2700, 3000))}
-    vectors, queries = clustered(3000, 13), clustered(10, 14)
+    sources = {
+        "conv-a": ("chat", range(0, 2700)),
+        "conv-b": ("chat", range(2700, 2740)),
+        "doc-c": ("document", range(2740, 3040)),
+    }
+    vectors, queries = clustered(3040, 13), clustered(10, 14)
     store = open_store(store_location)
     try:
         store.bind_embedder("clustered", DIM)
         chunks = load_sources(store, vectors, sources)
+        store.db.execute("ANALYZE chunks")  # the planner's estimate of the chunks a filter passes
         # At 3,000 rows the planner rightly sorts them all rather than walk the graph; a million-chunk
         # table is what makes it choose the graph, so here sorting and scanning are priced out.
         store.db.execute("SET enable_seqscan = off; SET enable_bitmapscan = off; SET enable_sort = off")
 
-        def index_scans() -> int:
+        def index_scans() -> dict[str, int]:
             store.db.execute("SELECT pg_stat_force_next_flush()")
             store.db.execute("SELECT 1")  # the flush happens as this backend finishes a transaction
             store.db.execute("SELECT pg_stat_clear_snapshot()")
-            return store.db.execute(
-                "SELECT idx_scan FROM pg_stat_user_indexes WHERE indexrelname = 'chunks_embedding' "
-                "AND schemaname = current_schema()"
-            ).fetchone()[0]
+            found = store.db.execute(
+                "SELECT indexrelname, idx_scan FROM pg_stat_user_indexes "
+                "WHERE indexrelname LIKE 'chunks_embedding%%' AND schemaname = current_schema()"
+            ).fetchall()
+            return dict(found)
 
+        every, chat, document = "chunks_embedding", "chunks_embedding_chat", "chunks_embedding_document"
+        cases = [
+            (SearchFilters(source_type="document"), lambda c: c.source_type == "document", document),
+            (SearchFilters(source_type="chat"), lambda c: c.source_type == "chat", chat),
+            (SearchFilters(), lambda c: True, every),
+            # Most chunks pass: the walk steps over the others (iterative scan).
+            (SearchFilters(conversation="conv-a"), lambda c: c.source_ref == "conv-a", every),
+            (SearchFilters(conversation="conv-a", source_type="chat"), lambda c: c.source_ref == "conv-a", chat),
+        ]
+        assert set(index_scans()) == {every, chat, document}
+        for filters, keep, graph in cases:
+            before = index_scans()
+            recalls = []
+            for query in queries:
+                found = store.dense_candidates(query, 10, filters)
+                truth = dict(exact(chunks, vectors, query, 10, keep))
+                assert all(keep(chunks[cid]) for cid, _ in found), filters
+                assert len(found) == 10
+                assert [s for _, s in found] == sorted((s for _, s in found), reverse=True)
+                recalls.append(len(set(dict(found)) & set(truth)) / 10)
+                exact_scores = {cid: float(vectors[int(cid.rpartition(":")[2])] @ query) for cid, _ in found}
+                assert [s for _, s in found] == pytest.approx([exact_scores[cid] for cid, _ in found], abs=1e-5)
+            after = index_scans()
+            assert {name for name in after if after[name] > before[name]} == {graph}, filters
+            assert after[graph] >= before[graph] + len(queries)
+            assert np.mean(recalls) >= 0.9, filters
+        # A conversation the planner expects to be small is compared exactly, through the btree indexes.
         before = index_scans()
-        recalls = []
         for query in queries:
-            found = store.dense_candidates(query, 10, SearchFilters(source_type="chat"))
-            truth = dict(exact(chunks, vectors, query, 10, lambda c: c.source_type == "chat"))
-            assert all(chunks[cid].source_type == "chat" for cid, _ in found)
-            assert len(found) == 10
-            recalls.append(len(set(dict(found)) & set(truth)) / 10)
-            exact_scores = {cid: float(vectors[int(cid.rpartition(":")[2])] @ query) for cid, _ in found}
-            assert [s for _, s in found] == pytest.approx([exact_scores[cid] for cid, _ in found], abs=1e-5)
-        assert index_scans() >= before + len(queries)
-        assert np.mean(recalls) >= 0.9
+            found = store.dense_candidates(query, 10, SearchFilters(conversation="conv-b"))
+            truth = exact(chunks, vectors, query, 10, lambda c: c.source_ref == "conv-b")
+            assert [cid for cid, _ in found] == [cid for cid, _ in truth]
+            assert [s for _, s in found] == pytest.approx([s for _, s in truth], abs=1e-5)
+        assert index_scans() == before
+        assert store.dense_candidates(queries[0], 10, SearchFilters(source_type="email")) == []
+    finally:
+        store.close()
+
+
+def test_postgres_ranks_full_text_matches_from_the_row_itself(make_location):
+    # A row with a 384-d vector passes PostgreSQL's ~2 kB TOAST threshold; the tsvectors must stay
+    # in it, or ranking each match reads its TOAST index and pages too (5 pages a match, measured).
+    store = open_store(make_location("postgres"))
+    try:
+        store.bind_embedder("clustered", DIM)
+        vectors = clustered(400, 21)
+        chunks = [
+            make_chunk(i, "conv-a", "chat", "同步 " + " ".join(f"w{i}x{j}" for j in range(60))) for i in range(400)
+        ]
+        embeddings = {input_hash(c.embedding_input): vectors[i] for i, c in enumerate(chunks)}
+        store.replace_conversation(Conversation("conv-a"), "h", [], [], chunks, embeddings)
+        store.db.execute("ANALYZE chunks")
+        (plan,) = store.db.execute(
+            "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) SELECT id, ts_rank(words, q) FROM chunks, "
+            "to_tsquery('simple', '同步') q WHERE words @@ q"
+        ).fetchone()[0]
+        (row_bytes,) = store.db.execute("SELECT min(pg_column_size(c.*)) FROM chunks c").fetchone()
+        pages = plan["Plan"]["Shared Hit Blocks"] + plan["Plan"]["Shared Read Blocks"]
+        assert plan["Plan"]["Actual Rows"] == 400
+        assert row_bytes > 2000  # big enough that PostgreSQL toasts something in each row
+        assert pages < 400  # the rows themselves (several to a page) and the index, no TOAST
+        assert [cid for cid, _ in store.lexical_candidates("w7x3", 5, SearchFilters())] == ["conv-a:7"]
     finally:
         store.close()

@@ -95,3 +95,74 @@ def test_a_postgres_store_of_the_old_schema_opens_migrated(make_location, bundle
         fill(kb, bundle_factory, tmp_path)
         assert snapshot(kb)["problems"] == []
     open_store(location, create=False).close()
+
+
+def test_a_bound_postgres_store_of_schema_5_gets_inline_full_text_and_a_graph_per_source_type(
+    make_location, bundle_factory, tmp_path
+):
+    import psycopg
+    from psycopg import sql
+
+    from threadkeep.store.postgres import MIGRATIONS as POSTGRES_MIGRATIONS
+    from threadkeep.store.rows import CHUNKS
+
+    new = make_location("postgres")
+    with KnowledgeBase.open(new, HashEmbedder(64)) as kb:
+        fill(kb, bundle_factory, tmp_path)
+        expected = snapshot(kb)
+    old = make_location("postgres")
+    with psycopg.connect(new) as conn:
+        new_schema = sql.Identifier(conn.execute("SELECT current_schema()").fetchone()[0])
+    with psycopg.connect(old, autocommit=True) as conn:
+        conn.execute(
+            "CREATE TABLE schema_migrations "
+            "(version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())"
+        )
+        for number, migration in enumerate(POSTGRES_MIGRATIONS[:5], start=1):
+            conn.execute(migration.sql)
+            conn.execute("INSERT INTO schema_migrations (version) VALUES (%s)", (number,))
+        # What binding the embedder did then: one HNSW index over every chunk.
+        conn.execute(
+            "ALTER TABLE chunks ALTER COLUMN embedding TYPE vector(64), ALTER COLUMN embedding SET STORAGE PLAIN"
+        )
+        conn.execute(
+            "CREATE INDEX chunks_embedding ON chunks USING hnsw (embedding vector_cosine_ops) "
+            "WITH (m = 16, ef_construction = 64)"
+        )
+        for table in ("meta", "conversations", "messages", "threads", "documents", "review_flags", "forgotten"):
+            name = sql.Identifier(table)
+            conn.execute(sql.SQL("INSERT INTO {} SELECT * FROM {}.{}").format(name, new_schema, name))
+        columns = sql.SQL(CHUNKS.column_list)
+        conn.execute(sql.SQL("INSERT INTO chunks ({}) SELECT {} FROM {}.chunks").format(columns, columns, new_schema))
+        conn.execute("ANALYZE chunks")
+
+    def layout(location: str) -> tuple[set, dict]:
+        with psycopg.connect(location) as conn:
+            indexes = {
+                row[0] for row in conn.execute("SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()")
+            }
+            storage = dict(
+                conn.execute(
+                    "SELECT attname, attstorage FROM pg_attribute WHERE attrelid = 'chunks'::regclass "
+                    "AND attname IN ('words', 'bigrams', 'embedding') AND NOT attisdropped"
+                ).fetchall()
+            )
+        return indexes, storage
+
+    with KnowledgeBase.open(old, HashEmbedder(64)) as kb:
+        assert rows(kb.store, "SELECT max(version) FROM schema_migrations") == [(len(POSTGRES_MIGRATIONS),)]
+        migrated = snapshot(kb)
+    assert {**migrated, "stats": None} == {**expected, "stats": None}
+    assert migrated["lexical"] and migrated["dense"]
+    indexes, storage = layout(old)
+    assert (indexes, storage) == layout(new)
+    with psycopg.connect(old) as conn:
+        # The full-text term statistics (what bounds common words) survive the columns' rewrite.
+        analyzed = conn.execute(
+            "SELECT attname FROM pg_stats WHERE schemaname = current_schema() AND tablename = 'chunks' "
+            "AND attname IN ('words', 'bigrams') AND most_common_elems IS NOT NULL"
+        ).fetchall()
+    assert {row[0] for row in analyzed} == {"words", "bigrams"}
+    graphs = {"chunks_embedding", "chunks_embedding_chat", "chunks_embedding_document"}
+    assert graphs | {"chunks_words", "chunks_bigrams"} <= indexes
+    assert storage == {"words": "m", "bigrams": "m", "embedding": "p"}

@@ -73,8 +73,11 @@ BIGRAM_WEIGHT = 0.1
 # are left out. A store this small never drops a term.
 POSTINGS_BUDGET = 5_000
 # When even the rarest term is past the budget, its newest matches are taken, at most this many
-# (PostgreSQL ranks them; SQLite cannot rank without reading every posting).
-NEWEST_MATCHES = 2_000
+# (PostgreSQL ranks them; SQLite cannot rank without reading every posting). PostgreSQL finds them
+# by reading chunks until this many match, or every match: at 300k chunks 2,000 cost 5.7 ms of
+# server CPU for the two commonest words and up to 84 ms for a term in a few percent of chunks,
+# 500 cost 1.5 ms and up to 32 ms (benchmarks/store_scale.py's queries).
+NEWEST_MATCHES = 500
 
 
 @dataclass(frozen=True, slots=True)

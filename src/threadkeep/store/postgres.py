@@ -15,9 +15,11 @@ Same tables and same behaviour as `SQLiteStore`: both are `store.sql.SQLStore`. 
   conversations run side by side; rows go in by binary COPY. Under that lock a
   rebuild checks that the content hash it was computed from is still stored
   (`based_on`), so two writers of one conversation cannot undo each other.
-- Filters apply inside the nearest-neighbour query: when few chunks pass them
-  the search is exact over those, otherwise HNSW with iterative scan
-  (pgvector >= 0.8) keeps scanning until enough chunks pass.
+- Besides the HNSW index of all chunks, each source type (chat, document) has
+  its own, so a search for one type walks only that graph. Other filters
+  apply inside the nearest-neighbour query: when the planner expects few chunks
+  to pass them the search is exact over those, otherwise HNSW with iterative
+  scan (pgvector >= 0.8) keeps walking until enough chunks pass.
 """
 
 from __future__ import annotations
@@ -181,11 +183,71 @@ MIGRATIONS: list[Migration] = [
     CREATE INDEX chunks_unindexed ON chunks (input_hash) WHERE embedding_input = '';
         """,
     ),
+    # Search-time layout, measured on 300k chunks (benchmarks/store_scale.py):
+    # - The tsvectors stay in the row (MAIN: compressed first, out of line only past a page).
+    #   Next to the 1.5 kB vector a row passes the ~2 kB TOAST threshold and EXTENDED moved the
+    #   largest columns, the tsvectors, out of line: ranking 3,800 matches then read 5 pages a match
+    #   (59 ms). Re-adding the columns rewrites the table, which moves the stored ones back in.
+    # - Besides the HNSW graph of all chunks, one per source type: a search for documents only
+    #   (10 % of the store) walked the shared graph stepping over chat chunks, or compared every
+    #   document; the type's own graph answers it like an unfiltered search. The shared index is
+    #   dropped before the rewrite (which would rebuild it with the session's small
+    #   maintenance_work_mem) and, where the embedder was bound already, all three are built after it.
+    Migration(
+        "m006_inline_full_text_and_vector_index_per_source_type",
+        """
+    DO $$
+    DECLARE
+        indexed boolean := to_regclass('chunks_embedding') IS NOT NULL;
+    BEGIN
+        DROP INDEX IF EXISTS chunks_embedding;
+        ALTER TABLE chunks DROP COLUMN words, DROP COLUMN bigrams;
+        ALTER TABLE chunks
+            ADD COLUMN words tsvector GENERATED ALWAYS AS (to_tsvector('simple', search_words)) STORED,
+            ADD COLUMN bigrams tsvector GENERATED ALWAYS AS (to_tsvector('simple', search_bigrams)) STORED,
+            ALTER COLUMN words SET STORAGE MAIN,
+            ALTER COLUMN bigrams SET STORAGE MAIN;
+        CREATE INDEX chunks_words ON chunks USING gin (words);
+        CREATE INDEX chunks_bigrams ON chunks USING gin (bigrams);
+        -- The new columns have no statistics, and a rewrite is no change to autovacuum: without
+        -- their most common elements full-text search would bound no common word.
+        ANALYZE chunks;
+        IF indexed THEN
+            PERFORM set_config('maintenance_work_mem', '1GB', true);
+            CREATE INDEX chunks_embedding ON chunks USING hnsw (embedding vector_cosine_ops)
+                WITH (m = 16, ef_construction = 64);
+            CREATE INDEX chunks_embedding_chat ON chunks USING hnsw (embedding vector_cosine_ops)
+                WITH (m = 16, ef_construction = 64) WHERE source_type = 'chat';
+            CREATE INDEX chunks_embedding_document ON chunks USING hnsw (embedding vector_cosine_ops)
+                WITH (m = 16, ef_construction = 64) WHERE source_type = 'document';
+        END IF;
+    END
+    $$;
+        """,
+    ),
 ]
 
 # HNSW build parameters (pgvector's defaults, written down so a rebuild matches).
 HNSW_M = 16
 HNSW_EF_CONSTRUCTION = 64
+# The source types (the chunks table's CHECK). Besides the HNSW graph of every chunk, each type has
+# its own: a search filtered to one type walks that graph only. (Only the per-type graphs, merged,
+# would cost no more to build or keep, but an unfiltered search would walk two graphs: server CPU
+# 3.7 -> 10.5 ms at 300k chunks.)
+SOURCE_TYPES = ("chat", "document")
+_HNSW = (
+    "CREATE INDEX IF NOT EXISTS {} ON chunks USING hnsw (embedding vector_cosine_ops) "
+    "WITH (m = {}, ef_construction = {})"
+)
+VECTOR_INDEXES: dict[str, sql.Composed] = {
+    "chunks_embedding": sql.SQL(_HNSW).format(sql.Identifier("chunks_embedding"), HNSW_M, HNSW_EF_CONSTRUCTION),
+    **{
+        f"chunks_embedding_{kind}": sql.SQL(_HNSW + " WHERE source_type = {}").format(
+            sql.Identifier(f"chunks_embedding_{kind}"), HNSW_M, HNSW_EF_CONSTRUCTION, sql.Literal(kind)
+        )
+        for kind in SOURCE_TYPES
+    },
+}
 # Candidates the graph search keeps (hnsw.ef_search), at least k.
 EF_SEARCH = 100
 # Filtered search: exact over the P chunks that pass costs P distances; the graph walk must step
@@ -425,7 +487,7 @@ class PostgresStore(SQLStore):
         self._type_vector_column(writer.cursor, dim)
 
     def _type_vector_column(self, cursor: psycopg.Cursor, dim: int) -> None:
-        """Give the vector column its dimension and build the HNSW index, which needs it."""
+        """Give the vector column its dimension and build the HNSW indexes, which need it."""
         # PLAIN keeps each vector inside its row: out of line (pgvector's default, EXTERNAL, once a
         # row passes ~2 kB) every distance costs a TOAST fetch, measured 12 µs a row on exact
         # search. Past ~1,000 dimensions a plain vector would crowd the 8 kB page, so MAIN there.
@@ -443,14 +505,11 @@ class PostgresStore(SQLStore):
     def create_vector_index(
         self, cursor: psycopg.Cursor | None = None, memory: str = "1GB", workers: int | None = None
     ) -> None:
-        """(Re)build the HNSW index. A bulk load drops it first: one build is much faster than
-        growing the graph insert by insert."""
-        statement = sql.SQL(
-            "CREATE INDEX IF NOT EXISTS chunks_embedding ON chunks USING hnsw (embedding vector_cosine_ops) "
-            "WITH (m = {}, ef_construction = {})"
-        ).format(HNSW_M, HNSW_EF_CONSTRUCTION)
+        """(Re)build the HNSW indexes (all chunks, and each source type's). A bulk load drops them
+        first: one build is much faster than growing the graphs insert by insert."""
         if cursor is not None:
-            cursor.execute(statement)
+            for statement in VECTOR_INDEXES.values():
+                cursor.execute(statement)
             return
         with self._transaction() as own:
             # The build is many times faster while the graph fits in maintenance_work_mem;
@@ -459,11 +518,13 @@ class PostgresStore(SQLStore):
             own.execute("SELECT set_config('maintenance_work_mem', %s, true)", (memory,))
             if workers is not None:
                 own.execute("SELECT set_config('max_parallel_maintenance_workers', %s, true)", (str(workers),))
-            own.execute(statement)
+            for statement in VECTOR_INDEXES.values():
+                own.execute(statement)
 
     def drop_vector_index(self) -> None:
         with self._transaction() as cursor:
-            cursor.execute("DROP INDEX IF EXISTS chunks_embedding")
+            for name in VECTOR_INDEXES:
+                cursor.execute(sql.SQL("DROP INDEX IF EXISTS {}").format(sql.Identifier(name)))
 
     # --- search ----------------------------------------------------------------------------------
 
@@ -496,6 +557,15 @@ class PostgresStore(SQLStore):
         self._row_estimate = (time.monotonic(), estimate)
         return estimate
 
+    def _passing_estimate(self, cursor: psycopg.Cursor, where: sql.Composable, params: list[object]) -> float:
+        """The planner's estimate of the chunks with a vector that pass the filter: planning only, no
+        rows read (counting them read every passing row, 1.5 kB each)."""
+        cursor.execute(
+            sql.SQL("EXPLAIN (FORMAT JSON) SELECT 1 FROM chunks WHERE embedding IS NOT NULL AND {}").format(where),
+            params,
+        )
+        return float(cursor.fetchone()[0][0]["Plan"]["Plan Rows"])
+
     def _graph_settings(self, ef_search: int, scan_limit: int) -> None:
         """The session's HNSW settings, sent only when they change: a search is then one round trip,
         which on a busy machine (each round trip waits for the server process to be scheduled) is
@@ -516,24 +586,21 @@ class PostgresStore(SQLStore):
     def dense_candidates(self, query: np.ndarray, k: int, filters: SearchFilters) -> list[tuple[str, float]]:
         if k <= 0:
             return []
+        if filters.source_type is not None and filters.source_type not in SOURCE_TYPES:
+            return []
         vector = np.asarray(query, dtype=np.float32)
-        where, params = self._filter_sql(filters)
-        filtered = bool(params)
         ef_search = max(EF_SEARCH, k)
         # Past `limit` passing chunks the graph beats exact search (see EXACT_SEARCH_FLOOR); more than
         # `limit` pass, so about ef_search * N / limit < limit visits find them.
         limit = max(EXACT_SEARCH_FLOOR, int(math.sqrt(2 * HNSW_M * ef_search * self._rows_estimate())))
+        where, params = self._filter_sql(filters)
+        # The source type picks the graph; the other filters are what the walk steps over.
+        rest, rest_params = self._filter_sql(SearchFilters(filters.conversation, None, filters.since, filters.until))
         with self._lock, self.db.cursor() as cursor:
             self._graph_settings(ef_search, max(MAX_SCAN_TUPLES, 2 * limit))
-            exact = False
-            if filtered:
-                cursor.execute(
-                    sql.SQL(
-                        "SELECT count(*) FROM (SELECT 1 FROM chunks WHERE embedding IS NOT NULL AND {} LIMIT %s) s"
-                    ).format(where),
-                    [*params, limit + 1],
-                )
-                exact = cursor.fetchone()[0] <= limit or not self._iterative_scan
+            exact = bool(rest_params) and (
+                not self._iterative_scan or self._passing_estimate(cursor, where, params) <= limit
+            )
             if exact:
                 # Exact: ordering by the similarity (not by `embedding <=> q`, which the HNSW index
                 # serves) keeps the planner off the graph; the chunks that pass the filter, found
@@ -544,12 +611,19 @@ class PostgresStore(SQLStore):
                 ).format(where)
                 self._search(cursor, statement, [vector, *params, k], vector)
             else:
+                # The type as a literal, so the planner matches its partial index whatever the plan
+                # cache does.
+                kind = (
+                    sql.SQL("source_type = {}").format(sql.Literal(filters.source_type))
+                    if filters.source_type
+                    else sql.SQL("TRUE")
+                )
                 statement = sql.SQL(
                     "WITH nearest AS MATERIALIZED (SELECT id, embedding <=> %s AS distance FROM chunks "
-                    "WHERE embedding IS NOT NULL AND {} ORDER BY embedding <=> %s LIMIT %s) "
+                    "WHERE embedding IS NOT NULL AND {} AND {} ORDER BY embedding <=> %s LIMIT %s) "
                     "SELECT id, 1 - distance FROM nearest ORDER BY distance"
-                ).format(where)
-                self._search(cursor, statement, [vector, *params, vector, k], vector)
+                ).format(kind, rest)
+                self._search(cursor, statement, [vector, *rest_params, vector, k], vector)
             return [(row[0], float(row[1])) for row in cursor.fetchall()]
 
     def _search(
