@@ -326,3 +326,79 @@ def test_the_dense_side_agrees_by_how_far_a_passage_stands_out_not_by_its_rank(k
     level += [(f"far-{i}", 0.1) for i in range(5)]
     assert standout(level, hit.chunk.id) < AGREEMENT_STANDOUT
     assert not agrees(kb.store, Retrieval([hit], level, []), hit)
+
+
+def test_a_version_question_is_answered_only_by_a_section_stating_a_version(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "lock.md").write_text(
+        "# 门锁手册\n\n## 固件升级\n\n最新固件版本为 V2.7.3，在 App 的设备页面点击升级。\n", encoding="utf-8"
+    )
+    (docs / "gateway.md").write_text(
+        "# 网关手册\n\n## 升级\n\n网关固件版本可以在 App 里查看和升级，升级时不要断电。\n", encoding="utf-8"
+    )
+    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as manual:
+        manual.ingest(docs)
+        lock = manual.ask("门锁最新固件是哪个版本", now=NOW)
+        gateway = manual.ask("网关固件是哪个版本", now=NOW)
+    assert lock.status == "answered", lock.reason
+    assert any("V2.7.3" in c.excerpt for c in lock.documents)
+    assert gateway.status == "no_answer" and "version" in gateway.reason
+
+
+def test_a_duration_in_years_needs_a_passage_stating_one(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "lock.md").write_text(
+        "# 门锁手册\n\n## 保修\n\n门锁整机保修 2 年，电池不在保修范围内。\n", encoding="utf-8"
+    )
+    (docs / "gateway.md").write_text(
+        "# 网关手册\n\n## 售后\n\n网关提供保修服务，凭购买凭证到售后点办理。\n", encoding="utf-8"
+    )
+    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as manual:
+        manual.ingest(docs)
+        lock = manual.ask("门锁保修几年", now=NOW)
+        gateway = manual.ask("网关保修几个月", now=NOW)
+    assert lock.status == "answered", lock.reason
+    assert gateway.status == "no_answer" and "duration" in gateway.reason
+
+
+def test_a_when_question_needs_a_time_or_a_date_or_a_past_event_in_chat(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "handbook.md").write_text(
+        "# Office handbook\n\n## Front door\n\nThe front door opens with a badge from 7:30 on weekdays.\n\n"
+        "## Fire drill\n\nThe fire drill is announced by the office manager; everyone leaves by the stairs.\n",
+        encoding="utf-8",
+    )
+    messages = [
+        chat("d1", "amy", "2026-05-11T09:00:00+00:00", "I repaired the bike room lock, the key is at reception"),
+        chat("d2", "ben", "2026-05-11T09:05:00+00:00", "great, thanks for repairing the bike room lock"),
+    ]
+    bundle = write_bundle(tmp_path / "bundle", messages)
+    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as office:
+        office.ingest(docs)
+        office.ingest(bundle)
+        door = office.ask("what time does the front door open with a badge", now=NOW)
+        drill = office.ask("when is the fire drill", now=NOW)
+        repaired = office.ask("when was the bike room lock repaired", now=NOW)
+    assert door.status == "answered", door.reason
+    assert drill.status == "no_answer" and "time or date" in drill.reason
+    # The message's time dates what it reports.
+    assert repaired.status == "answered", repaired.reason
+
+
+def test_a_chinese_when_needs_a_time_but_when_one_should_asks_for_a_condition(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "news.md").write_text("# 新品动态\n\n## 新款门锁\n\n新款门锁即将上市，敬请期待。\n", encoding="utf-8")
+    (docs / "battery.md").write_text("# 电池说明\n\n## 更换电池\n\n电量低于 20% 时需要更换电池。\n", encoding="utf-8")
+    (docs / "service.md").write_text("# 售后服务\n\n## 上门安装\n\n上门安装在下单后 3 天内完成。\n", encoding="utf-8")
+    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as manual:
+        manual.ingest(docs)
+        launch = manual.ask("新款门锁什么时候上市", now=NOW)
+        battery = manual.ask("什么时候需要更换电池", now=NOW)
+        install = manual.ask("上门安装什么时候完成", now=NOW)
+    assert launch.status == "no_answer" and "time or date" in launch.reason
+    assert battery.status == "answered", battery.reason
+    assert install.status == "answered", install.reason  # a time from now: "下单后 3 天内"

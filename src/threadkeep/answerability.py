@@ -8,8 +8,8 @@ languages and chunk types, so the decision reads what was retrieved:
 - each question word is weighted by how few passages of the store hold it; when most of that
   weight is in words no passage holds, the store lacks the topic ("no message or section
   mentions 退款");
-- a question asking for a price, a duration, a phone number or how many needs a passage about its
-  subject that states one (for a Chinese count, with the measure word asked for: 多少张 is not
+- a question asking for a price, a duration, a time or date, a version, a phone number or how many needs
+  a passage about its subject that states one (for a Chinese count, with the measure word asked for: 多少张 is not
   answered by "100 个指纹");
 - a question about one chat member needs a passage by or about them among those covering its other
   words (what Ben said of his shoe size does not answer a question about Maya's);
@@ -84,10 +84,15 @@ ABOUT_SOMEONE_ELSE = "about_someone_else"
 _CONTENT_TAGS = frozenset("nvabijlz")
 _GREETINGS = ("hey", "hi", "hello", "thanks", "thank you", "dear", "oh", "wow", "yes", "yeah", "congrats")
 
-# Questions asking for a value of a kind the evidence must then hold: (what is asked, how a question asks
-# for it, the asking words that are not its subject, how the value looks in a passage). A section naming
-# the product but no price does not answer "how much is it".
-_DURATION_ASKING = re.compile(r"几天|多久|多长时间|几个小时|几周|要等|\bhow long\b|\bhow many\b", re.I)
+# Questions asking for a value of a kind the evidence must then hold. A section naming the product but no
+# price does not answer "how much is it"; a section naming the firmware but no version string does not
+# answer "which version". Only kinds of value recognisable with high precision are here: a place ("where",
+# 在哪: "首页-学习-错题本", "the drawer under the coffee machine") or a person ("who") is not.
+_DURATION_ASKING = re.compile(
+    r"几天|几年|几个月|几周|几个小时|几小时|几分钟|多少(?:天|年|个月|小时|分钟)|多久|多长时间|要等"
+    r"|\bhow long\b|\bhow many\b",
+    re.I,
+)
 # "How many" of things (not of days or hours: a duration): a passage must state a number of them, in
 # Chinese with the measure word asked for (多少张 is answered by "20 张", not by "100 个指纹").
 _COUNT_ASKING = re.compile(
@@ -99,6 +104,101 @@ _NUMBER = r"(?:\d+(?:[.,]\d+)*|[一二两三四五六七八九十百千万]+)"
 _NUMBER_WORD = re.compile(
     rf"{_NUMBER}|\b(?:once|twice|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|dozens?|couple)\b",
     re.I,
+)
+_WEEKDAY = r"(?:周|星期|礼拜)[一二三四五六日天末]"
+_MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december"
+_DAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+# A question in the past tense ("when did she go", 什么时候买的): a chat message's time dates what it reports.
+_PAST = re.compile(r"\b(?:did|was|were|had|happened)\b|(?:了|过|的)[吗呢]?[?？]?\s*$", re.I)
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerType:
+    asked: str  # what is asked, in words a user reads
+    asks: re.Pattern[str]  # how a question asks for it
+    asking: re.Pattern[str]  # the asking words, which are not the question's subject
+    value: re.Pattern[str]  # how such a value looks in a passage
+    # Questions whose value a chat thread's message times state: how long something took, when it happened.
+    dated: re.Pattern[str] | None = None
+    # The share of the subject's rarity weight a thread must hold for its times to count. A message's time
+    # dates whatever it reports, so for "when did" the decision's own coverage test is enough; how long
+    # something took needs the thread to be about that thing.
+    dated_subject: float = MIN_SUBJECT
+    # The same share for a thread stating the value: a version is often given in a reply a day later that
+    # names the thing another way ("Win7" for "Windows 7"), so a thread stating one counts.
+    chat_subject: float = MIN_SUBJECT
+
+
+_ANY = re.compile("")
+_DURATION = re.compile(
+    r"\d\s*(?:天|日|小时|分钟|周|星期|个月|月|年|days?|hours?|minutes?|weeks?|months?|years?)"
+    r"|[一两二三四五六七八九十半](?:天|小时|分钟|周|个月|年)|当天|终身|永久"
+    r"|\b(?:a|an|one|two|three|four|five|six|seven|ten) (?:days?|hours?|weeks?|months?|years?)\b"
+    r"|same day|overnight|\bforever\b|\blifetime\b",
+    re.I,
+)
+
+ANSWER_TYPES = (
+    AnswerType(
+        "a price",
+        re.compile(r"多少钱|价格|价钱|收费|售价|费用|\bprices?\b|\bhow much\b(?! (?:time|space|data|longer))", re.I),
+        re.compile(r"多少钱?|价格|价钱|收费|售价|费用|\bprices?\b|\bhow much\b|\bcosts?\b|\bcharges?\b", re.I),
+        re.compile(r"[¥$€£￥]\s*\d|\d\s*(?:元|块|美元|欧元|rmb|cny|usd|eur|dollars?|euros?)|免费|\bfree\b", re.I),
+    ),
+    AnswerType(
+        "a duration",
+        re.compile(
+            r"几天|几年|几个月|几周|几个小时|几小时|几分钟|多少(?:天|年|个月|小时|分钟)|多久|多长时间"
+            r"|\bhow long\b|\bhow many (?:days|hours|weeks|months|years|minutes)\b",
+            re.I,
+        ),
+        _DURATION_ASKING,
+        _DURATION,
+        dated=_ANY,
+    ),
+    AnswerType(
+        "a time or date",
+        re.compile(
+            # "When should I / 什么时候需要" asks for a condition ("电量低于 20% 时"), not a time.
+            r"(?:什么时候|什么时间)(?!需要|要|该|应该|会|可以|才|能|用)|几点|哪天|哪一天|几号|几月|哪个月|哪年|哪一年"
+            r"|周几|星期几|^\s*when (?:is|are|was|were|did|will)\b|\bwhat (?:time|date|day|year|month)\b"
+            r"|\bwhich (?:day|date|year|month)\b",
+            re.I,
+        ),
+        re.compile(
+            r"什么时候|什么时间|几点|哪天|哪一天|几号|几月|哪个月|哪年|哪一年|周几|星期几"
+            r"|\bwhen\b|\bwhat (?:time|date|day|year|month)\b|\bwhich (?:day|date|year|month)\b",
+            re.I,
+        ),
+        re.compile(
+            rf"\d{{1,2}}\s*[:：]\s*\d{{2}}|\d\s*(?:点|时|号|日|月|年)|[一二两三四五六七八九十]+(?:点|号|月)"
+            rf"|{_WEEKDAY}|[今明后昨前]天|[上下本这]个?(?:周|星期|月)|早上|上午|中午|下午|晚上|凌晨|每天|工作日|节假日"
+            rf"|\b\d{{1,2}}\s*(?:am|pm|a\.m\.|p\.m\.)|\b(?:19|20)\d{{2}}\b|\b(?:{_MONTHS}|{_DAYS})\b"
+            r"|\b(?:today|tomorrow|tonight|yesterday|morning|afternoon|evening|noon|midnight|daily|weekly|monthly"
+            r"|weekends?|weekdays?|(?:last|next|this) (?:week|month|year))\b"
+            rf"|{_DURATION.pattern}",  # a time from now: "3 天后", "in two weeks"
+            re.I,
+        ),
+        dated=_PAST,
+        dated_subject=0.0,
+    ),
+    AnswerType(
+        "a version",
+        re.compile(r"(?:哪个|什么|哪一个)版本|版本号|\b(?:which|what) version\b", re.I),
+        re.compile(r"(?:哪个|什么|哪一个)版本|版本号|\b(?:which|what) version\b", re.I),
+        # 版本 is also an edition: "哪个版本支持 SSO" is answered by 企业版, "which version" by "the Pro plan".
+        re.compile(
+            r"(?<![\w.])[vV]?\d+(?:\.\d+){1,3}\b|[\u4e00-\u9fff]版(?!本)"
+            r"|\b[A-Z]\w* (?:edition|plan|tier|version)\b"
+        ),
+        chat_subject=0.0,
+    ),
+    AnswerType(
+        "a phone number",
+        re.compile(r"(?:手机|电话)号?码?(?:是)?多少|号码是|联系电话|\b(?:what|which)(?:'s| is) .*phone number", re.I),
+        re.compile(r"手机号?码?|电话号?码?|号码|多少|\bphone number\b", re.I),
+        re.compile(r"\d[\d*\- ]{6,}\d"),
+    ),
 )
 
 
@@ -112,32 +212,13 @@ def count_value(question: str) -> re.Pattern[str] | None:
     return _NUMBER_WORD
 
 
-ANSWER_TYPES = (
-    (
-        "a price",
-        re.compile(r"多少钱|价格|价钱|收费|售价|费用|\bprices?\b|\bhow much\b(?! (?:time|space|data|longer))", re.I),
-        re.compile(r"多少钱?|价格|价钱|收费|售价|费用|\bprices?\b|\bhow much\b|\bcosts?\b|\bcharges?\b", re.I),
-        re.compile(r"[¥$€£￥]\s*\d|\d\s*(?:元|块|美元|欧元|rmb|cny|usd|eur|dollars?|euros?)|免费|\bfree\b", re.I),
-    ),
-    (
-        "a duration",
-        re.compile(r"几天|多久|多长时间|几个小时|几周|\bhow long\b|\bhow many (?:days|hours|weeks|months)\b", re.I),
-        _DURATION_ASKING,
-        re.compile(
-            r"\d\s*(?:天|日|小时|分钟|周|星期|个月|月|年|days?|hours?|minutes?|weeks?|months?|years?)"
-            r"|[一两二三四五六七八九十半](?:天|小时|分钟|周|个月|年)|当天"
-            r"|\b(?:a|one|two|three|four|five|six|seven|ten) (?:days?|hours?|weeks?|months?|years?)\b"
-            r"|same day|overnight",
-            re.I,
-        ),
-    ),
-    (
-        "a phone number",
-        re.compile(r"(?:手机|电话)号?码?(?:是)?多少|号码是|联系电话|\b(?:what|which)(?:'s| is) .*phone number", re.I),
-        re.compile(r"手机号?码?|电话号?码?|号码|多少|\bphone number\b", re.I),
-        re.compile(r"\d[\d*\- ]{6,}\d"),
-    ),
-)
+def asked_types(question: str) -> list[AnswerType]:
+    """The kinds of value the question asks for, each of which a passage about its subject must state."""
+    wanted = [kind for kind in ANSWER_TYPES if kind.asks.search(question)]
+    number = count_value(question)
+    if number is not None:
+        wanted.append(AnswerType("a number", _COUNT_ASKING, _COUNT_ASKING, number))
+    return wanted
 
 
 @dataclass(slots=True)
@@ -286,26 +367,27 @@ def standout(dense: list[tuple[str, float]], chunk_id: str | None = None) -> flo
     return float((score - rest.mean()) / max(rest.std(), 1e-6))
 
 
-def states(
-    question: str, asking: re.Pattern[str], value: re.Pattern[str], evidence: list[Hit], weights: dict[str, float]
-) -> bool:
-    """Whether a passage states a value of the asked kind (a price, a phone number) for what the question is
+def states(question: str, kind: AnswerType, evidence: list[Hit], weights: dict[str, float]) -> bool:
+    """Whether a passage states a value of the asked kind (a price, a version) for what the question is
     about: it holds such a value and at least half the rarity weight of the question's other words."""
-    subject = question_units(asking.sub(" ", question))
+    subject = question_units(kind.asking.sub(" ", question))
     total = sum(weights.get(unit, 1.0) for unit in subject)
+    dated = kind.dated is not None and kind.dated.search(question) is not None
     for hit in evidence:
         # A document's value must be in the section about the subject (a price list does not price what
         # the next section merely names); a thread is one block, its reply need not repeat the subject.
-        # A thread's message times say how long something took, so a chat passage may answer "how long".
-        dated = asking is _DURATION_ASKING and hit.chunk.source_type == "chat"
+        # A thread's message times say how long something took and when what it reports happened.
+        timed = dated and hit.chunk.source_type == "chat"
         text = _TIMESTAMP.sub("", hit.chunk.text)
         blocks = re.split(r"\n(?=#)", text) if hit.chunk.source_type == "document" else [text]
         where = " ".join((hit.chunk.title, *(hit.chunk.heading_path or ())))
         for block in (f"{where}\n{block}" for block in blocks):
-            if not dated and not value.search(block):
+            if not timed and not kind.value.search(block):
                 continue
             found = subject & _text_units(block)
-            if not subject or sum(weights.get(unit, 1.0) for unit in found) >= MIN_SUBJECT * total:
+            chat = hit.chunk.source_type == "chat"
+            needed = kind.dated_subject if timed else kind.chat_subject if chat else MIN_SUBJECT
+            if not subject or sum(weights.get(unit, 1.0) for unit in found) >= needed * total:
                 return True
     return False
 
@@ -492,14 +574,10 @@ def assess(question: str, retrieval: Retrieval, store: Store, filters: SearchFil
     if missing:
         named = ", ".join(missing)
         return Assessment(False, f"no message or section mentions {named}", missing, features=features)
-    wanted_types = [(asked, asking, value) for asked, asks, asking, value in ANSWER_TYPES if asks.search(question)]
-    number = count_value(question)
-    if number is not None:
-        wanted_types.append(("a number", _COUNT_ASKING, number))
-    for asked, asking, in_passage in wanted_types:
-        if not states(question, asking, in_passage, evidence, weights):
+    for kind in asked_types(question):
+        if not states(question, kind, evidence, weights):
             features["answer_type_missing"] = 1.0
-            reason = f"the question asks for {asked} and no passage found states one for it"
+            reason = f"the question asks for {kind.asked} and no passage found states one for it"
             return Assessment(False, reason, features=features)
     person = about_nobody_found(question, retrieval, store, evidence, weights)
     if person is not None:
