@@ -55,10 +55,13 @@ def attachment_name(message: Message) -> str:
     return f"{text} ({message.kind})" if text else f"a {message.kind}"
 
 
-def coverage_to_dict(vectors: tuple[int, int] | None) -> dict:
+def coverage_to_dict(vectors: tuple[int, int] | None, stopped: str | None = None) -> dict:
     """The `vectors` entry of search and ask results: present only while some vectors are still to be
-    made, so a client can say that the rest was found by its words alone."""
-    return {"vectors": {"with_vector": vectors[0], "to_embed": vectors[1]}} if vectors else {}
+    made, so a client can say that the rest was found by its words alone (and, with `stopped`, what
+    stopped the process making them)."""
+    if not vectors:
+        return {}
+    return {"vectors": {"with_vector": vectors[0], "to_embed": vectors[1], **({"stopped": stopped} if stopped else {})}}
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,9 +174,15 @@ class KnowledgeBase:
 
     def start_background_embedding(self) -> int:
         """Start a detached `threadkeep embed --background` for this store; returns its process id."""
-        from threadkeep.backfill import start_background_fill
+        from threadkeep.backfill import log_path, start_background_fill
 
-        return start_background_fill(self.store.address, self.embedder.name).pid
+        return start_background_fill(self.store.address, self.embedder.name, log_path(self.store)).pid
+
+    def embedding_failure(self) -> str | None:
+        """What stopped the background embedding process (SQLite), while vectors are still missing."""
+        from threadkeep.backfill import background_failure
+
+        return background_failure(self.store)
 
     def pending_coverage(self) -> tuple[int, int] | None:
         """`vector_coverage()` while some vectors are still to be made, else None (cheap when none are)."""

@@ -17,7 +17,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -221,6 +221,7 @@ def fill_store(
         report = this_round or report
         with_vector, to_embed = store.vector_coverage()
         if with_vector == to_embed:
+            forget_failure(store)
             return report
         # Still pending: chunks another process holds (its lock, or its PostgreSQL claims), or chunks
         # an ingest committed after this round looked. Those are taken at once, the others waited for.
@@ -233,15 +234,65 @@ def fill_store(
     return report
 
 
-def start_background_fill(address: str, embedder: str) -> subprocess.Popen:
+def log_path(store: Store) -> Path | None:
+    """Where the background embedding process of a SQLite store writes what stopped it."""
+    lock = lock_path(store)
+    return lock.with_name(lock.name + ".log") if lock is not None else None
+
+
+def start_background_fill(address: str, embedder: str, log: Path | None = None) -> subprocess.Popen:
     """Start `threadkeep embed --background` for the store at `address`, detached from this process
-    (its own session: it outlives the command that started it, and a Ctrl-C there does not reach it)."""
+    (its own session: it outlives the command that started it, and a Ctrl-C there does not reach it).
+    Its errors go to `log`, which it removes once every vector is made."""
     env = {**os.environ, "THREADKEEP_DB": address, "THREADKEEP_EMBEDDER": embedder}
-    return subprocess.Popen(
-        [sys.executable, "-m", "threadkeep.cli", "embed", "--background", "--quiet"],
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    errors = log.open("ab") if log is not None else None
+    try:
+        return subprocess.Popen(
+            [sys.executable, "-m", "threadkeep.cli", "embed", "--background", "--quiet"],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=errors if errors is not None else subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    finally:
+        if errors is not None:
+            errors.close()
+
+
+def background_failure(store: Store) -> str | None:
+    """What stopped the last background embedding process, while none runs and its log holds an error."""
+    log = log_path(store)
+    lock = lock_path(store)
+    if log is None or lock is None or not log.is_file() or _lock_held(lock):
+        return None
+    with log.open("rb") as file:
+        file.seek(max(0, log.stat().st_size - 4096))
+        lines = [line.strip() for line in file.read().decode("utf-8", "replace").splitlines()]
+    last = next((line for line in reversed(lines) if line), None)
+    return f"{last} (see {log})" if last else None
+
+
+def _lock_held(lock: Path) -> bool:
+    try:
+        import fcntl
+    except ImportError:
+        return False
+    try:
+        with lock.open("a") as file:
+            try:
+                fcntl.flock(file, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return True
+            fcntl.flock(file, fcntl.LOCK_UN)
+            return False
+    except OSError:
+        return False
+
+
+def forget_failure(store: Store) -> None:
+    """Remove the background log once the vectors are complete: what it said no longer holds."""
+    log = log_path(store)
+    if log is not None:
+        with suppress(FileNotFoundError):
+            log.unlink()

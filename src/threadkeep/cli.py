@@ -565,12 +565,14 @@ def ingest(
         _finish(source, report.read_anything, len(report.skipped), strict, format)
 
 
-def _print_vectors(with_vector: int, to_embed: int, background: int | None = None) -> None:
+def _print_vectors(with_vector: int, to_embed: int, background: int | None = None, stopped: str | None = None) -> None:
     """Where the store's vectors stand, when some are still to be made."""
     if with_vector >= to_embed:
         return
     if background:
         made = f"a background process ({background}) makes the rest: `threadkeep embed` shows its progress"
+    elif stopped:
+        made = f"the background embedder stopped ({stopped}): `threadkeep embed` makes the rest"
     else:
         made = "`threadkeep embed` makes the rest"
     out.print(
@@ -721,15 +723,24 @@ def chat_line(message: Message) -> str:
     return "\n".join([first, *(f"    {line}" for line in rest)])
 
 
-def _warn_coverage(vectors: tuple[int, int] | None) -> None:
+def _pending_vectors(kb: KnowledgeBase) -> tuple[tuple[int, int] | None, str | None]:
+    """The store's vector coverage while vectors are missing, and what stopped the background embedder."""
+    vectors = kb.pending_coverage()
+    return vectors, kb.embedding_failure() if vectors else None
+
+
+def _warn_coverage(vectors: tuple[int, int] | None, stopped: str | None) -> None:
     """Say on stderr that results come from full text alone, or partly, while vectors are being made."""
     if vectors is None:
         return
     with_vector, to_embed = vectors
     what = "full text only (no vectors yet)" if not with_vector else "partly by meaning"
+    maker = "`threadkeep embed` (or the background one)"
+    if stopped:
+        maker = f"`threadkeep embed` (the background one stopped: {stopped})"
     err.print(
         f"note: {what}: vectors for {with_vector:,} of {to_embed:,} chunks; the others are found by their words "
-        "alone until `threadkeep embed` (or the background one) has made them",
+        f"alone until {maker} has made them",
         markup=False,
     )
 
@@ -784,12 +795,12 @@ def search(
     with open_kb(db) as kb:
         require_content(kb)
         hits = kb.search(query, k=k, filters=filters, now=parse_now(now), per_source=per_source)
-        vectors = kb.pending_coverage()
+        vectors, stopped = _pending_vectors(kb)
     if as_json:
-        found = {**search_to_dict(query, hits), **coverage_to_dict(vectors)}
+        found = {**search_to_dict(query, hits), **coverage_to_dict(vectors, stopped)}
         click.echo(json.dumps(found, ensure_ascii=False, indent=2))
     else:
-        _warn_coverage(vectors)
+        _warn_coverage(vectors, stopped)
         _print_hits(hits)
 
 
@@ -840,11 +851,11 @@ def ask(
             endpoint=endpoint,
             show_nearest=show_nearest,
         )
-        vectors = kb.pending_coverage()
+        vectors, stopped = _pending_vectors(kb)
     if as_json:
-        click.echo(json.dumps({**answer.to_dict(), **coverage_to_dict(vectors)}, ensure_ascii=False, indent=2))
+        click.echo(json.dumps({**answer.to_dict(), **coverage_to_dict(vectors, stopped)}, ensure_ascii=False, indent=2))
         return
-    _warn_coverage(vectors)
+    _warn_coverage(vectors, stopped)
     out.print(answer.generated_text or answer.text, markup=False)
     if answer.generated_text:
         out.print("\n[dim]Sources (as computed, whatever the model wrote):[/dim]")
@@ -988,8 +999,11 @@ def check(as_json: bool, db: str | None) -> None:
     with open_kb(db) as kb:
         problems = kb.check()
         with_vector, to_embed = kb.vector_coverage()
+        stopped = kb.embedding_failure() if with_vector < to_embed else None
     if as_json:
         figures = {"consistent": not problems, "problems": problems, "vectors_pending": to_embed - with_vector}
+        if stopped:
+            figures["embedding_stopped"] = stopped
         click.echo(json.dumps(figures, ensure_ascii=False, indent=2))
         if problems:
             sys.exit(1)
@@ -999,7 +1013,7 @@ def check(as_json: bool, db: str | None) -> None:
     if problems:
         sys.exit(1)
     out.print("store is consistent")
-    _print_vectors(with_vector, to_embed)
+    _print_vectors(with_vector, to_embed, stopped=stopped)
 
 
 @main.command()

@@ -66,3 +66,28 @@ def test_plain_ingest_starts_a_background_embedding_that_finishes(cli, default_d
     # Nothing left to do: a second ingest of the same export starts nothing.
     again = cli("ingest", str(SAMPLES / "support_group"), "--format", "bundle")
     assert "background process" not in again.stdout and "unchanged" in again.stdout
+
+
+def test_a_background_embedding_that_stopped_is_reported_until_the_vectors_are_made(cli, default_db) -> None:
+    from threadkeep.backfill import log_path, start_background_fill
+
+    with KnowledgeBase.open(default_db, get_embedder()) as kb:
+        kb.ingest(SAMPLES / "support_group", format="bundle", wait=False)
+        log = log_path(kb.store)
+        bound = kb.embedder.name
+    other = "hash-16" if bound != "hash-16" else "hash-32"
+    # A model other than the store's is refused: the background process stops with that error.
+    process = start_background_fill(default_db, other, log)
+    assert process.wait(timeout=120) != 0
+
+    found = CliRunner().invoke(main, ["search", "E1024"])
+    assert found.exit_code == 0 and "E1024" in found.stdout
+    assert "the background one stopped" in found.stderr and other in found.stderr and str(log) in found.stderr
+    stopped = json.loads(cli("search", "E1024", "--json").stdout)["vectors"]["stopped"]
+    assert other in stopped
+    assert "background embedder stopped" in cli("check").stdout
+    assert other in json.loads(cli("check", "--json").stdout)["embedding_stopped"]
+
+    assert cli("embed").exit_code == 0
+    assert not log.exists()
+    assert "note:" not in CliRunner().invoke(main, ["search", "E1024"]).stderr
