@@ -61,7 +61,7 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=0, help="only the first N queries")
     parser.add_argument("--label", default="")
     parser.add_argument(
-        "--half-life-days", type=float, default=None, help="chat time decay (default: the product's 180 days)"
+        "--half-life-days", type=float, default=None, help="chat time decay (default: the product's half-life)"
     )
     parser.add_argument("--decay-floor", type=float, default=None, help="least relevance an old chat chunk keeps")
     parser.add_argument("--dense-weight", type=float, default=None, help="dense share of the fused relevance")
