@@ -190,8 +190,9 @@ def write(out: Path, folder: Path = DATA) -> dict[str, int]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--data", type=Path, default=DATA, help="folder of .chat files (default: %(default)s)")
     args = parser.parse_args()
-    for part, count in write(args.out).items():
+    for part, count in write(args.out, args.data).items():
         print(f"{part}: {count} messages -> {args.out / part}")
 
 
