@@ -44,7 +44,7 @@ from psycopg.types.json import Jsonb
 
 from threadkeep.store.base import BIGRAM_WEIGHT, NEWEST_MATCHES, SearchFilters, StoreError, StoreNotFound, plan_terms
 from threadkeep.store.rows import Table, Values
-from threadkeep.store.sql import SCHEMA, Migration, SQLStore, pending
+from threadkeep.store.sql import SCHEMA, Migration, SQLStore, filter_conditions, pending
 from threadkeep.text import cjk_bigrams, content_tokens
 
 INSTALL_HINT = "install it with `sudo bash scripts/install-pgvector.sh` (Debian) or your system's pgvector package"
@@ -330,6 +330,8 @@ COPY_TYPES: dict[str, str] = {
 
 # Lists are text[], objects jsonb, instants timestamptz; text loses NUL, which PostgreSQL cannot hold.
 VALUES = Values(encode={"text": _clean, "list": lambda items: [_clean(item) for item in items], "json": _json})
+# Search filters: a naive time means local time, as in the SQLite store.
+FILTER_VALUES = Values(encode={"text": _clean, "instant": _aware})
 
 
 def _placeholders(statement: str) -> str:
@@ -530,21 +532,9 @@ class PostgresStore(SQLStore):
 
     @staticmethod
     def _filter_sql(filters: SearchFilters) -> tuple[sql.Composable, list[object]]:
-        clauses: list[sql.Composable] = []
-        params: list[object] = []
-        if filters.conversation:
-            clauses.append(sql.SQL("source_ref = %s"))
-            params.append(filters.conversation)
-        if filters.source_type:
-            clauses.append(sql.SQL("source_type = %s"))
-            params.append(filters.source_type)
-        if filters.since:
-            clauses.append(sql.SQL("occurred_ts >= %s"))
-            params.append(_aware(filters.since))
-        if filters.until:
-            clauses.append(sql.SQL("occurred_ts <= %s"))
-            params.append(_aware(filters.until))
-        return sql.SQL(" AND ").join([sql.SQL("TRUE"), *clauses]), params
+        conditions = filter_conditions(filters, FILTER_VALUES)
+        clauses = [sql.SQL(f"{condition} %s") for condition, _ in conditions]
+        return sql.SQL(" AND ").join([sql.SQL("TRUE"), *clauses]), [value for _, value in conditions]
 
     def _rows_estimate(self) -> float:
         """The planner's row count of chunks (no count(*) of the table), reused like the term statistics."""

@@ -47,6 +47,7 @@ from threadkeep.store.rows import (
     MESSAGES,
     REVIEW_FLAGS,
     THREADS,
+    Kind,
     Table,
     Values,
     chunk_from_row,
@@ -458,6 +459,25 @@ class SQLStore:
 def _batches(ids: list[str]) -> Iterator[list[str]]:
     for start in range(0, len(ids), BATCH):
         yield ids[start : start + BATCH]
+
+
+# What each search filter means, for both dialects: (field of SearchFilters, chunks column,
+# operator, kind of value). A backend renders the conditions with its own placeholders.
+FILTERS: tuple[tuple[str, str, str, Kind], ...] = (
+    ("conversation", "source_ref", "=", "text"),
+    ("source_type", "source_type", "=", "text"),
+    ("since", "occurred_ts", ">=", "instant"),
+    ("until", "occurred_ts", "<=", "instant"),
+)
+
+
+def filter_conditions(filters: SearchFilters, values: Values) -> list[tuple[str, Any]]:
+    """(`column operator`, value as the backend holds it) for each filter that is set."""
+    return [
+        (f"{column} {operator}", values.encode(kind, getattr(filters, field)))
+        for field, column, operator, kind in FILTERS
+        if getattr(filters, field)
+    ]
 
 
 # --- migrations ---------------------------------------------------------------------------------

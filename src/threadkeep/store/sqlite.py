@@ -37,7 +37,7 @@ from threadkeep.store.base import (
     plan_terms,
 )
 from threadkeep.store.rows import Table, Values
-from threadkeep.store.sql import Migration, SQLStore, pending
+from threadkeep.store.sql import Migration, SQLStore, filter_conditions, pending
 from threadkeep.store.vectors import FOLD_AT, Rows, SidecarInvalid, VectorIndex
 from threadkeep.store.vectors import build as build_vectors
 from threadkeep.store.vectors import load as load_vectors
@@ -620,18 +620,6 @@ class _Transaction:
 
 def _filter_sql(filters: SearchFilters) -> tuple[str, list[object]]:
     """` AND ...` conditions on chunks `c` for the filters, and their parameters."""
-    clauses, params = [], []
-    if filters.conversation:
-        clauses.append(" AND c.source_ref = ?")
-        params.append(filters.conversation)
-    if filters.source_type:
-        clauses.append(" AND c.source_type = ?")
-        params.append(filters.source_type)
-    if filters.since:
-        clauses.append(" AND c.occurred_ts >= ?")
-        params.append(filters.since.timestamp())
-    if filters.until:
-        clauses.append(" AND c.occurred_ts <= ?")
-        params.append(filters.until.timestamp())
-    return "".join(clauses), params
+    conditions = filter_conditions(filters, VALUES)
+    return "".join(f" AND c.{condition} ?" for condition, _ in conditions), [value for _, value in conditions]
 
