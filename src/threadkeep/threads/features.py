@@ -556,32 +556,33 @@ class ThreadState:
                 if overlap > best.get(thread, -1.0):
                     best[thread] = overlap
         recency = sorted(best, key=self.last.__getitem__, reverse=True)
-        order = {thread: rank for rank, thread in enumerate(recency)}
-        active = len(order)
-        rows = []
+        active = len(recency)
+        # Candidates share threads (a few threads among a window of candidates): the thread's
+        # part of a row is made once per thread, the candidate's own two values per candidate.
         log1p = math.log1p
+        before: dict[int, tuple] = {}
+        after: dict[int, tuple] = {}
+        for rank, thread in enumerate(recency):
+            speakers = self.speakers[thread]
+            before[thread] = (
+                log1p(self.size[thread]),
+                log1p(max(now - self.started[thread], 0.0) / 60.0),
+                log1p(max(now - self.last[thread], 0.0) / 60.0),
+                len(speakers),
+                speaker in speakers,
+                self.starter[thread] == speaker,
+                speaker in self.addressed[thread],
+                thread == own,
+            )
+            after[thread] = (best[thread], rank, active)
+        last_message, children = self.last_message, self.children
+        rows = []
         for candidate in candidates:
             if candidate == index:
                 rows.append((0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, active))
                 continue
             thread = thread_of[candidate]
-            rows.append(
-                (
-                    log1p(self.size[thread]),
-                    log1p(max(now - self.started[thread], 0.0) / 60.0),
-                    log1p(max(now - self.last[thread], 0.0) / 60.0),
-                    len(self.speakers[thread]),
-                    speaker in self.speakers[thread],
-                    self.starter[thread] == speaker,
-                    speaker in self.addressed[thread],
-                    thread == own,
-                    self.last_message[thread] == candidate,
-                    self.children[candidate],
-                    best[thread],
-                    order[thread],
-                    active,
-                )
-            )
+            rows.append((*before[thread], last_message[thread] == candidate, children[candidate], *after[thread]))
         return rows
 
     def add(self, index: int, parent: int) -> None:
