@@ -12,7 +12,7 @@ from conftest import message as bundle_message
 from conftest import write_bundle
 from threadkeep.model import Message
 from threadkeep.threads import features as F
-from threadkeep.threads.learned import MODEL_PATH, ReplyModel, assign_learned, reply_model
+from threadkeep.threads.learned import MODEL_PATH, ReplyModel, assign_learned, float32_below, reply_model
 from threadkeep.threads.mentions import NameIndex
 from threadkeep.threads.rules import ThreadSettings
 
@@ -54,6 +54,33 @@ def test_the_packaged_model_loads_and_scores() -> None:
     assert scores[1] > scores[0]  # naming the candidate's speaker makes it a likelier parent
     rows = np.zeros((4, len(model.features)))
     assert np.isfinite(model.stages[-1].predict(rows)).all()
+
+
+def test_float32_rows_take_the_branches_of_float64() -> None:
+    # The stages compare float32 rows with float32 thresholds: the same branches as in float64.
+    rng = np.random.default_rng(7)
+    thresholds = np.concatenate(
+        [
+            rng.normal(size=2000) * 10.0 ** rng.integers(-8, 8, size=2000),
+            [0.0, -0.0, 1.0, 0.1, -0.1, 1e300, -1e300, 3.4028235e38, 1e-45, -1e-45],
+        ]
+    )
+    below = float32_below(thresholds)
+    with np.errstate(over="ignore"):
+        near = thresholds.astype(np.float32)
+        x = np.concatenate(
+            [
+                near,
+                np.nextafter(near, np.float32(np.inf)),
+                np.nextafter(near, np.float32(-np.inf)),
+                np.array([np.inf, -np.inf], dtype=np.float32),
+            ]
+        )
+    assert np.array_equal(x[:, None] > thresholds[None, :], x[:, None] > below[None, :])
+    model = reply_model()
+    rows = rng.normal(size=(700, len(model.features))).astype(np.float32)
+    for stage in model.stages:
+        assert np.array_equal(stage.predict(rows), stage.predict(rows.astype(np.float64)))
 
 
 def test_empty_conversation() -> None:

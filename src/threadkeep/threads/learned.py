@@ -86,36 +86,71 @@ class Trees:
     roots: np.ndarray
     depth: int
     bias: float
+    threshold32: np.ndarray  # per node, the largest float32 <= threshold (see `predict`)
 
     @classmethod
     def from_json(cls, data: dict) -> Trees:
+        threshold = np.asarray(data["threshold"], dtype=np.float64)
         # Native-size indices: numpy converts any other index array to them on every gather.
         return cls(
             np.asarray(data["feature"], dtype=np.intp),
-            np.asarray(data["threshold"], dtype=np.float64),
+            threshold,
             np.asarray(data["child"], dtype=np.intp),
             np.asarray(data["value"], dtype=np.float64),
             np.asarray(data["roots"], dtype=np.intp),
             int(data["depth"]),
             float(data.get("bias", 0.0)),
+            float32_below(threshold),
         )
 
-    def predict(self, x: np.ndarray, chunk: int = 512) -> np.ndarray:
-        # Blocks of a few hundred rows keep each step's (rows, trees) arrays in the CPU cache.
-        x = np.asarray(x, dtype=np.float64)
+    def predict(self, x: np.ndarray, chunk: int = 256) -> np.ndarray:
+        # float32 rows (what `stage_rows` makes) are compared in float32 against `threshold32`,
+        # which takes exactly the same branches as float64 (see `float32_below`) with half the
+        # memory; anything else is compared in float64.
+        if x.dtype == np.float32:
+            threshold = self.threshold32
+        else:
+            x, threshold = np.asarray(x, dtype=np.float64), self.threshold
         out = np.empty(x.shape[0])
+        trees = self.roots.size
         for start in range(0, x.shape[0], chunk):
+            # Blocks of a few hundred rows keep each step's (rows, trees) arrays in the CPU cache,
+            # and every step writes into the same arrays (`np.take(..., out=)`: no allocation).
             block = x[start : start + chunk]
             size = block.shape[0]
             columns = np.ascontiguousarray(block.T).ravel()  # feature-major: one feature's values side by side
             row = np.arange(size, dtype=np.intp)[:, None]
             column_start = self.feature * size
-            node = np.broadcast_to(self.roots, (size, self.roots.size))
+            node = np.broadcast_to(self.roots, (size, trees)).copy()
+            at = np.empty((size, trees), dtype=np.intp)
+            value = np.empty((size, trees), dtype=x.dtype)
+            bound = np.empty((size, trees), dtype=x.dtype)
+            right = np.empty((size, trees), dtype=bool)
             for _ in range(self.depth):
-                right = columns[column_start[node] + row] > self.threshold[node]
-                node = self.child[2 * node + right]
+                np.take(column_start, node, out=at, mode="clip")
+                at += row
+                np.take(columns, at, out=value, mode="clip")
+                np.take(threshold, node, out=bound, mode="clip")
+                np.greater(value, bound, out=right)
+                node *= 2
+                node += right
+                np.take(self.child, node, out=node, mode="clip")
             out[start : start + size] = self.value[node].sum(axis=1)
         return out + self.bias
+
+
+def float32_below(threshold: np.ndarray) -> np.ndarray:
+    """The largest float32 at or below each float64 threshold.
+
+    For a float32 `x` and f = float32_below(t): x > t exactly when x > f (x > t implies x > f, as
+    f <= t; and a float32 above f is at least the next float32 after f, which is above t unless
+    t == f), so float32 rows take the branches they would in float64.
+    """
+    with np.errstate(over="ignore"):  # beyond float32's range: inf, then stepped back below
+        below = threshold.astype(np.float32)
+    over = below.astype(np.float64) > threshold
+    below[over] = np.nextafter(below[over], np.float32(-np.inf))
+    return below
 
 
 @dataclass(frozen=True, slots=True)
