@@ -20,25 +20,32 @@ from threadkeep.text import is_question
 _MAX_CUE_CHARS = 48
 
 _ASKS_ZH = re.compile(r"什么|哪个|哪款|哪一|哪些|多久|多大|是否|还是.{0,8}$|几点|几号|呢[？?]?$")
-_WAIT = re.compile(
+# Each cue's Chinese words apart from its English ones: Chinese has no case, and a pattern compiled
+# with IGNORECASE as a whole is tried alternative by alternative at every character (LoCoMo's
+# English lines: 15.6 µs for the report cue as one pattern, 8.6 µs for the two, the same matches).
+_WAIT_ZH = re.compile(
     r"我(?:先)?(?:看看|看下|看一下|瞅瞅|查查|查下|查一下|试试|试下|试一下|问问|问下|问一下|确认下|确认一下|去问|去查|去看|这边看)"
     r"|稍等|等我|等一下|马上看|找(?:研发|技术|开发|同事)|反馈给|帮您?(?:查|看|问)"
-    r"|\blet me (?:check|look|see|ask|try|find)|\bone (?:sec|moment|min)\b|\bgive me (?:a|one|two|five|\d+)"
+)
+_WAIT_EN = re.compile(
+    r"\blet me (?:check|look|see|ask|try|find)|\bone (?:sec|moment|min)\b|\bgive me (?:a|one|two|five|\d+)"
     r"|\bchecking\b|\blooking into\b|\bi'?ll (?:check|ask|look|find)|\bwill (?:check|ask|look)\b|\bhang on\b"
     r"|\bbrb\b|\bon it\b|\bbe right back\b",
     re.IGNORECASE,
 )
-_CONFIRM = re.compile(
-    r"好了|可以了|行了|解决了|搞定|正常了|成功了|没问题了|能用了|恢复了|有了|出来了|好使了|ok了|OK了|生效了"
+_CONFIRM_ZH = re.compile(r"好了|可以了|行了|解决了|搞定|正常了|成功了|没问题了|能用了|恢复了|有了|出来了|好使了|生效了")
+_CONFIRM_EN = re.compile(
+    r"ok了"  # any case: 「Ok了」
     r"|\bworks?\b|\bworking\b|\bfixed\b|\bsolved\b|\bresolved\b|\bthat (?:did|was) it\b|\ball good\b|\bsorted\b"
     r"|\bis back\b|\bit'?s back\b|\bback (?:now|on)\b|\bit worked\b|\bno longer\b",
     re.IGNORECASE,
 )
-_REPORT = re.compile(
+_REPORT_ZH = re.compile(
     r"不了|不行|没反应|打不开|进不去|登不上|连不上|用不了|失败|报错|出错|错误|闪退|崩溃|卡住|卡死|一直卡|很卡|没到账|没收到|不显示|显示不|"
     r"不见了|丢了|没了|异常|乱码|空白|黑屏|白屏|收不到|发不出"
-    r"|\b(?:error|crash(?:es|ed)?|broken|fails?|failed|failing|stuck|freez(?:es|ing)|hangs?)\b",
-    re.IGNORECASE,
+)
+_REPORT_EN = re.compile(
+    r"\b(?:error|crash(?:es|ed)?|broken|fails?|failed|failing|stuck|freez(?:es|ing)|hangs?)\b", re.IGNORECASE
 )
 # "doesn't work" also matches the confirmation cue ("works"): negated, it is a report all the same.
 _NOT_WORKING = re.compile(
@@ -59,18 +66,18 @@ def asks(text: str) -> bool:
 
 
 def is_wait(text: str) -> bool:
-    return len(text) <= _MAX_CUE_CHARS and bool(_WAIT.search(text))
+    return len(text) <= _MAX_CUE_CHARS and bool(_WAIT_ZH.search(text) or _WAIT_EN.search(text))
 
 
 def is_confirmation(text: str) -> bool:
-    return len(text) <= _MAX_CUE_CHARS and not asks(text) and bool(_CONFIRM.search(text))
+    return len(text) <= _MAX_CUE_CHARS and not asks(text) and bool(_CONFIRM_ZH.search(text) or _CONFIRM_EN.search(text))
 
 
 def is_report(text: str) -> bool:
     """Something is broken: 「充值没到账」, 「邮件里补偿领不了」, "the app crashes on start"."""
     if _NOT_WORKING.search(text):
         return True
-    return bool(_REPORT.search(text)) and not is_confirmation(text)
+    return bool(_REPORT_ZH.search(text) or _REPORT_EN.search(text)) and not is_confirmation(text)
 
 
 def is_ack(text: str) -> bool:
