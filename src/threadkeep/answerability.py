@@ -130,6 +130,7 @@ class AnswerType:
 
 
 _ANY = re.compile("")
+_VERSION_ASKING = re.compile(r"(?:哪个|什么|哪一个)版本|版本号|\b(?:which|what) version\b", re.I)
 _DURATION = re.compile(
     r"\d\s*(?:天|日|小时|分钟|周|星期|个月|月|年|days?|hours?|minutes?|weeks?|months?|years?)"
     r"|[一两二三四五六七八九十半](?:天|小时|分钟|周|个月|年)|当天|终身|永久"
@@ -184,8 +185,8 @@ ANSWER_TYPES = (
     ),
     AnswerType(
         "a version",
-        re.compile(r"(?:哪个|什么|哪一个)版本|版本号|\b(?:which|what) version\b", re.I),
-        re.compile(r"(?:哪个|什么|哪一个)版本|版本号|\b(?:which|what) version\b", re.I),
+        _VERSION_ASKING,
+        _VERSION_ASKING,
         # 版本 is also an edition: "哪个版本支持 SSO" is answered by 企业版, "which version" by "the Pro plan".
         re.compile(
             r"(?<![\w.])[vV]?\d+(?:\.\d+){1,3}\b|[\u4e00-\u9fff]版(?!本)"
