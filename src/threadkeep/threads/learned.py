@@ -77,30 +77,37 @@ class Trees:
     """A tree ensemble in flat arrays; leaves loop to themselves so every row takes `depth` steps.
 
     A row goes left when `x[feature] <= threshold` (LightGBM's numerical splits, no missing values).
+    The arrays are indexed by *slot*, two per node (2 × node + 0 for left, + 1 for right; a node's
+    facts in both of its slots): a step goes from a node's first slot to its chosen one by adding
+    the branch taken, and from there to the child's first slot by one lookup.
     """
 
-    feature: np.ndarray  # per node
-    threshold: np.ndarray
-    child: np.ndarray  # 2 per node: left, right
-    value: np.ndarray  # leaf values (0 for inner nodes)
-    roots: np.ndarray
+    feature: np.ndarray  # per slot, the node's feature
+    threshold: np.ndarray  # per slot, the node's threshold
+    threshold32: np.ndarray  # per slot, the largest float32 <= threshold (see `predict`)
+    child: np.ndarray  # per slot, the first slot of the child it leads to
+    value: np.ndarray  # per slot, the node's leaf value (0 for inner nodes)
+    roots: np.ndarray  # each tree's root's first slot
     depth: int
     bias: float
-    threshold32: np.ndarray  # per node, the largest float32 <= threshold (see `predict`)
 
     @classmethod
     def from_json(cls, data: dict) -> Trees:
         threshold = np.asarray(data["threshold"], dtype=np.float64)
+
+        def per_slot(values: np.ndarray) -> np.ndarray:
+            return np.repeat(values, 2)
+
         # Native-size indices: numpy converts any other index array to them on every gather.
         return cls(
-            np.asarray(data["feature"], dtype=np.intp),
-            threshold,
-            np.asarray(data["child"], dtype=np.intp),
-            np.asarray(data["value"], dtype=np.float64),
-            np.asarray(data["roots"], dtype=np.intp),
+            per_slot(np.asarray(data["feature"], dtype=np.intp)),
+            per_slot(threshold),
+            per_slot(float32_below(threshold)),
+            2 * np.asarray(data["child"], dtype=np.intp),  # the JSON's children are 2 per node already
+            per_slot(np.asarray(data["value"], dtype=np.float64)),
+            2 * np.asarray(data["roots"], dtype=np.intp),
             int(data["depth"]),
             float(data.get("bias", 0.0)),
-            float32_below(threshold),
         )
 
     def predict(self, x: np.ndarray, chunk: int = 256) -> np.ndarray:
@@ -121,21 +128,20 @@ class Trees:
             columns = np.ascontiguousarray(block.T).ravel()  # feature-major: one feature's values side by side
             row = np.arange(size, dtype=np.intp)[:, None]
             column_start = self.feature * size
-            node = np.broadcast_to(self.roots, (size, trees)).copy()
+            slot = np.broadcast_to(self.roots, (size, trees)).copy()
             at = np.empty((size, trees), dtype=np.intp)
             value = np.empty((size, trees), dtype=x.dtype)
             bound = np.empty((size, trees), dtype=x.dtype)
             right = np.empty((size, trees), dtype=bool)
             for _ in range(self.depth):
-                np.take(column_start, node, out=at, mode="clip")
+                np.take(column_start, slot, out=at, mode="clip")
                 at += row
                 np.take(columns, at, out=value, mode="clip")
-                np.take(threshold, node, out=bound, mode="clip")
+                np.take(threshold, slot, out=bound, mode="clip")
                 np.greater(value, bound, out=right)
-                node *= 2
-                node += right
-                np.take(self.child, node, out=node, mode="clip")
-            out[start : start + size] = self.value[node].sum(axis=1)
+                slot += right
+                np.take(self.child, slot, out=slot, mode="clip")
+            out[start : start + size] = self.value[slot].sum(axis=1)
         return out + self.bias
 
 
