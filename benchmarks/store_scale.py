@@ -292,6 +292,16 @@ def measure_hybrid(store: Store, embedder: FixedEmbedder, rounds: int) -> tuple[
     return walls, cpus
 
 
+def warm_hybrid(backend: str, store: Store, embedder: FixedEmbedder, column: str) -> None:
+    """Hybrid search with the query embedding, after 3 warm-up queries: printed and noted for the table."""
+    measure_hybrid(store, embedder, 3)
+    walls, cpus = measure_hybrid(store, embedder, 60)
+    print(f"  {backend:24s} {'warm hybrid search':22s} top-10 {percentiles(walls)}  CPU {percentiles(cpus)}  "
+          f"(query embedding included; {load_average()})")  # fmt: skip
+    note(column, "warm hybrid search incl. embedding: wall ms", short(walls))
+    note(column, "warm hybrid search incl. embedding: CPU ms", short(cpus))
+
+
 def load_average() -> str:
     return "load {:.1f} {:.1f} {:.1f}".format(*os.getloadavg())
 
@@ -452,13 +462,7 @@ def run_sqlite(data: Data, k: int, folder: Path, sizes: list[int], embedder: E5E
         note(column, "cold CLI search, s wall (CPU)", f"{np.median(times):.2f} ({np.median(cpus):.2f})")
         store = open_store(path)
         report("sqlite", data, store, k, [], n, column)
-        hybrid = FixedEmbedder(embedder, data)
-        measure_hybrid(store, hybrid, 3)
-        walls, cpus = measure_hybrid(store, hybrid, 60)
-        print(f"  {'sqlite':24s} {'warm hybrid search':22s} top-10 {percentiles(walls)}  CPU {percentiles(cpus)}  "
-              f"(query embedding included; {load_average()})")  # fmt: skip
-        note(column, "warm hybrid search incl. embedding: wall ms", short(walls))
-        note(column, "warm hybrid search incl. embedding: CPU ms", short(cpus))
+        warm_hybrid("sqlite", store, FixedEmbedder(embedder, data), column)
         note(column, "load average during the size", load_average().removeprefix("load "))
         walls = []
         for question in QUESTIONS * 5:
@@ -534,13 +538,7 @@ def run_postgres(
         note(column, "disk, MB per million chunks", f"{sizes[1] / n:,.0f} (index {sizes[0]})")
         report("postgres", data, store, k, ef_values, None, column)
         if embedder is not None:
-            hybrid = FixedEmbedder(embedder, data)
-            measure_hybrid(store, hybrid, 3)
-            walls, cpus = measure_hybrid(store, hybrid, 60)
-            print(f"  {'postgres':24s} {'warm hybrid search':22s} top-10 {percentiles(walls)}  CPU "
-                  f"{percentiles(cpus)}  (query embedding included; {load_average()})")  # fmt: skip
-            note(column, "warm hybrid search incl. embedding: wall ms", short(walls))
-            note(column, "warm hybrid search incl. embedding: CPU ms", short(cpus))
+            warm_hybrid("postgres", store, FixedEmbedder(embedder, data), column)
         note(column, "load average during the size", load_average().removeprefix("load "))
         if not reuse:
             extra = batches(synthetic(2 * PER_SOURCE, data.vectors.shape[1], 1, seed=99))
