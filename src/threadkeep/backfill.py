@@ -274,20 +274,18 @@ def background_failure(store: Store) -> str | None:
 
 
 def _lock_held(lock: Path) -> bool:
+    """Whether a process holds the store's embedding lock (never, where there are no POSIX locks)."""
     try:
         import fcntl
-    except ImportError:
-        return False
-    try:
+
         with lock.open("a") as file:
-            try:
-                fcntl.flock(file, fcntl.LOCK_SH | fcntl.LOCK_NB)
-            except BlockingIOError:
-                return True
+            fcntl.flock(file, fcntl.LOCK_SH | fcntl.LOCK_NB)
             fcntl.flock(file, fcntl.LOCK_UN)
-            return False
-    except OSError:
+    except BlockingIOError:
+        return True
+    except (ImportError, OSError):
         return False
+    return False
 
 
 def forget_failure(store: Store) -> None:
