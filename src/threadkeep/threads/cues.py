@@ -83,3 +83,31 @@ def is_report(text: str) -> bool:
 def is_ack(text: str) -> bool:
     stripped = text.strip()
     return bool(stripped) and len(stripped) <= _MAX_CUE_CHARS and bool(_ACK.match(stripped))
+
+
+# A question that calls on the whole group or changes the subject opens a topic of its own; a
+# clarifying question ("which leg", 「哪个卫生间的」) names no one and marks no change.
+_OPENS_ZH = re.compile(r"有人|有没有人|谁|大家|请问|另外|顺便问|对了问|问一下|问下")
+_OPENS_EN = re.compile(
+    r"\b(?:anyone|anybody|everyone|everybody|any of you|y'?all)\b"
+    r"|^(?:also|btw|by the way|oh and|and also|quick q(?:uestion)?|random q(?:uestion)?|unrelated)\b",
+    re.IGNORECASE,
+)
+_WHO_ZH = re.compile(r"谁")
+_WHO_EN = re.compile(r"^(?:also|and|btw|so)?,?\s*(?:who|what|when|where|which|how)\b", re.IGNORECASE)
+
+
+def opens_topic(text: str) -> bool:
+    """A question to the group or after a change of subject: 「有人知道哪里穿线便宜吗」, "also who's collecting…"."""
+    stripped = text.strip()
+    question = asks(stripped) or bool(_WHO_ZH.search(stripped) or _WHO_EN.match(stripped))
+    return question and bool(_OPENS_ZH.search(stripped) or _OPENS_EN.search(stripped))
+
+
+_BACK_ZH = re.compile(r"这个|那个|这种|那种|这样|同样|一样")
+_BACK_EN = re.compile(r"\b(?:that|this|these|those|same|such)\b", re.IGNORECASE)
+
+
+def points_back(text: str) -> bool:
+    """Refers to something said before: "how can i install that darn thing?", 「这个怎么弄」."""
+    return bool(_BACK_ZH.search(text) or _BACK_EN.search(text))

@@ -38,6 +38,7 @@ import numpy as np
 
 from threadkeep.model import Message
 from threadkeep.threads import features as F
+from threadkeep.threads import interleave
 from threadkeep.threads.cues import is_report
 from threadkeep.threads.mentions import NameIndex
 from threadkeep.threads.rules import ThreadSettings, assign_threads
@@ -283,6 +284,7 @@ def decode(
     addressed: Sequence[int] | None = None,
     fresh: Sequence[bool] | None = None,
     structure: Structure | None = None,
+    topics: interleave.Topics | None = None,
 ) -> list[int]:
     """Each message's parent index (-1 = starts a thread), left to right under the hard constraints.
 
@@ -372,6 +374,20 @@ def decode(
                     asked,
                     open_threads,
                 )
+                if topics is not None:
+                    state = interleave.State(
+                        index,
+                        structure.addressed[index],
+                        structure.slight,
+                        speakers,
+                        tokens,
+                        thread_of,
+                        members,
+                        words,
+                        tails,
+                        open_threads,
+                    )
+                    choice = interleave.interleave_choice(choice, state, topics)
         if choice < 0:
             thread_of[index] = len(started)
             started.append(now)
@@ -610,6 +626,7 @@ def run_cascade(
     settings: ThreadSettings,
     stages: int | None = None,
     reports: Sequence[bool] | None = None,
+    topics: interleave.Topics | None = None,
 ) -> tuple[list[int], np.ndarray, np.ndarray]:
     """Parents chosen by the cascade (its first `stages` tree stages), the kept slots and the last scores."""
     valid = prepared.candidates >= 0
@@ -643,6 +660,7 @@ def run_cascade(
             addressed,
             fresh,
             structure,
+            topics if structure is not None else None,
         )
     return parents, slots, scores
 
@@ -660,7 +678,12 @@ def assign_learned(
     model = model or reply_model()
     prepared = prepare_conversation(messages, names, settings)
     parents, _, _ = run_cascade(
-        prepared, quoted_indices(messages, prepared), model, settings, reports=reports_of(messages)
+        prepared,
+        quoted_indices(messages, prepared),
+        model,
+        settings,
+        reports=reports_of(messages),
+        topics=interleave.topics_of(messages),
     )
     return threads_of(prepared.ids, parents)
 
