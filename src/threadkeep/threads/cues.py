@@ -111,3 +111,17 @@ _BACK_EN = re.compile(r"\b(?:that|this|these|those|same|such)\b", re.IGNORECASE)
 def points_back(text: str) -> bool:
     """Refers to something said before: "how can i install that darn thing?", 「这个怎么弄」."""
     return bool(_BACK_ZH.search(text) or _BACK_EN.search(text))
+
+
+_CALL = (
+    r"(?:有人吗|有人知道吗|有人在吗|在吗|有没有人|还有人吗"
+    r"|anyone|anybody|any(?:one|body) (?:here|around|know)|bump|any ideas?)"
+)
+_MAX_CALL_CHARS = 32  # a call and a few words naming what it is about: longer, it says something new
+_CALLS = re.compile(rf"^{_CALL}[\s?？!！.。~～]*$|^{_CALL}[?？]|{_CALL}[?？]?$", re.IGNORECASE)
+
+
+def calls_for_answer(text: str) -> bool:
+    """A call for an answer to what one asked before: 「有人吗」, 「crontab的事 有人知道吗」, "anyone? the…"."""
+    stripped = text.strip()
+    return len(stripped) <= _MAX_CALL_CHARS and bool(_CALLS.search(stripped))
