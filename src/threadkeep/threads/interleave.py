@@ -58,7 +58,7 @@ def new_topic(choice: int, state: State, topics: Topics) -> int:
     index = state.index
     if choice < 0 or not topics.opener[index]:
         return choice
-    if state.tokens[index] & state.words[state.thread_of[choice]]:
+    if _telling(state.tokens[index]) & state.words[state.thread_of[choice]]:
         return choice
     # "anyone?" after one's own report calls for help with it ("can anybody help", 「有人知道吗」):
     # only a question after one's own reaction or sticker leaves one's own turn.
@@ -67,6 +67,11 @@ def new_topic(choice: int, state: State, topics: Topics) -> int:
     if topics.anaphora[index]:
         return choice
     return -1
+
+
+def _telling(tokens: frozenset[str]) -> frozenset[str]:
+    """Tokens that can tie a message to a topic: a single Chinese character (谁, 吃, 点) is too common."""
+    return frozenset(token for token in tokens if len(token) > 1 or token.isascii())
 
 
 Rule = Callable[[int, State, Topics], int]
