@@ -93,7 +93,7 @@ _OPENS_EN = re.compile(
     r"|^(?:also|btw|by the way|oh and|and also|quick q(?:uestion)?|random q(?:uestion)?|unrelated)\b",
     re.IGNORECASE,
 )
-_WHO_ZH = re.compile(r"谁")
+_WHO_ZH = re.compile(r"谁|哪位|有没有人")
 _WHO_EN = re.compile(r"^(?:also|and|btw|so)?,?\s*(?:who|what|when|where|which|how)\b", re.IGNORECASE)
 
 
@@ -125,3 +125,39 @@ def calls_for_answer(text: str) -> bool:
     """A call for an answer to what one asked before: 「有人吗」, 「crontab的事 有人知道吗」, "anyone? the…"."""
     stripped = text.strip()
     return len(stripped) <= _MAX_CALL_CHARS and bool(_CALLS.search(stripped))
+
+
+_ASKS_WHO_EN = re.compile(
+    r"\bwho(?:'s| is| will| can| wants| could)?\b|\b(?:can|could|will) (?:anyone|anybody|someone)\b", re.IGNORECASE
+)
+_ASKS_WHEN_ZH = re.compile(r"几点|什么时候|啥时候|多久到|哪天|几号")
+_ASKS_WHEN_EN = re.compile(r"\bwhat time\b|\bwhat day\b|^(?:\S+[:,]\s*)?when\b", re.IGNORECASE)
+_VOLUNTEERS_ZH = re.compile(r"^我(?:也?(?:在|来|去|可以|能|行))?[\s!！。.~～]*$|^我(?:来|去|可以|能)")
+_VOLUNTEERS_EN = re.compile(r"^(?:me|i can(?!'?t)|i could|i'?ll|i will|i'?m in|i'?m free)\b", re.IGNORECASE)
+_MAX_OFFER_WORDS = 8  # "I can if I get the car"; longer, it is telling something else
+_TIME = re.compile(
+    r"\b\d{1,2}:\d{2}\b|\b\d{1,2} ?(?:am|pm)\b|[0-9一二三四五六七八九十两]{1,3}点|上午|下午|中午|晚上", re.IGNORECASE
+)
+
+
+def asks_who(text: str) -> bool:
+    """Asks who will do something: 「周五谁值班」, "who's collecting Nana tomorrow"."""
+    return bool(_WHO_ZH.search(text) or _ASKS_WHO_EN.search(text))
+
+
+def asks_when(text: str) -> bool:
+    """Asks for a time or a day: 「几点到」, "what time is everyone landing"."""
+    return asks(text) and bool(_ASKS_WHEN_ZH.search(text) or _ASKS_WHEN_EN.search(text))
+
+
+def volunteers(text: str) -> bool:
+    """A first-person offer, the answer to a "who": 「我」, 「我也在」, "I can if I get the car"."""
+    stripped = text.strip()
+    if asks(stripped) or len(stripped.split()) > _MAX_OFFER_WORDS:
+        return False
+    return bool(_VOLUNTEERS_ZH.match(stripped) or _VOLUNTEERS_EN.match(stripped))
+
+
+def tells_time(text: str) -> bool:
+    """Names a time of day: 「下午两点半」, "10:40 from gatwick"."""
+    return bool(_TIME.search(text))

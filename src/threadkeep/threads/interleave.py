@@ -20,7 +20,18 @@ from datetime import timedelta
 
 from threadkeep.model import Message
 from threadkeep.text import content_tokens, is_noise
-from threadkeep.threads.cues import asks, calls_for_answer, is_ack, is_report, opens_topic, points_back
+from threadkeep.threads.cues import (
+    asks,
+    asks_when,
+    asks_who,
+    calls_for_answer,
+    is_ack,
+    is_report,
+    opens_topic,
+    points_back,
+    tells_time,
+    volunteers,
+)
 from threadkeep.threads.rules import ThreadSettings
 
 
@@ -30,11 +41,24 @@ class Topics:
 
     opener: list[bool]  # a question that opens a topic (`cues.opens_topic`)
     anaphora: list[bool]  # points back ("that thing", 「这个」): it continues something
+    question: list[bool]  # asks something (`cues.asks`, or a 「谁」 / "who" in it)
+    asks_who: list[bool]  # asks who will do something (「谁值班」, "who's collecting Nana")
+    asks_when: list[bool]  # asks for a time (「几点到」, "what time is everyone landing")
+    volunteers: list[bool]  # a first-person offer (「我」, 「我也在」, "I can if I get the car")
+    tells_time: list[bool]  # names a time of day (「下午两点半」, "10:40 from gatwick")
 
 
 def topics_of(messages: Sequence[Message]) -> Topics:
     texts = [message.text or "" for message in messages]
-    return Topics([opens_topic(text) for text in texts], [points_back(text) for text in texts])
+    return Topics(
+        [opens_topic(text) for text in texts],
+        [points_back(text) for text in texts],
+        [asks(text) or asks_who(text) for text in texts],
+        [asks_who(text) for text in texts],
+        [asks_when(text) for text in texts],
+        [volunteers(text) for text in texts],
+        [tells_time(text) for text in texts],
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +68,7 @@ class State:
     index: int
     addressed: bool
     slight: Sequence[bool]  # per message: a reaction, sticker or picture (`learned.Structure.slight`)
+    wait: Sequence[bool]  # per message: 「我看看」, "let me check"
     speakers: Sequence[int]
     tokens: Sequence[frozenset[str]]
     thread_of: Sequence[int]
@@ -51,6 +76,7 @@ class State:
     words: Sequence[set[str]]
     tails: Sequence[int]
     open_threads: Sequence[int]
+    pause: bool  # more than `merge_gap` after the message before it
 
 
 def new_topic(choice: int, state: State, topics: Topics) -> int:
@@ -74,8 +100,39 @@ def _telling(tokens: frozenset[str]) -> frozenset[str]:
     return frozenset(token for token in tokens if len(token) > 1 or token.isascii())
 
 
+_OPEN_LOOK_BACK = 12  # messages searched back for an open question: a bounded loop per message
+
+
+def answers_open_question(choice: int, state: State, topics: Topics) -> int:
+    """An answer of the type an open question asks for joins it: a first-person offer answers a
+    "who" (「我」, "I can if I get the car"), a time answers a "when" ("10:40 from gatwick").
+
+    Only the latest question by someone else in the last `_OPEN_LOOK_BACK` messages counts, unless
+    the scores chose the speaker's own message that says more than a wait or a reaction (going on
+    with what one was saying).
+    """
+    index = state.index
+    if topics.question[index] or state.slight[index]:
+        return choice
+    me = state.speakers[index]
+    if choice >= 0 and state.speakers[choice] == me and not (state.slight[choice] or state.wait[choice]):
+        return choice
+    chosen = state.thread_of[choice] if choice >= 0 else -1
+    for earlier in range(index - 1, max(index - _OPEN_LOOK_BACK, 0) - 1, -1):
+        if state.speakers[earlier] == me or not topics.question[earlier]:
+            continue
+        thread = state.thread_of[earlier]
+        typed = (topics.asks_who[earlier] and topics.volunteers[index]) or (
+            topics.asks_when[earlier] and topics.tells_time[index]
+        )
+        if not typed or thread == chosen or thread not in state.open_threads:
+            return choice
+        return state.tails[thread]
+    return choice
+
+
 Rule = Callable[[int, State, Topics], int]
-RULES: tuple[Rule, ...] = (new_topic,)
+RULES: tuple[Rule, ...] = (new_topic, answers_open_question)
 
 
 def interleave_choice(choice: int, state: State, topics: Topics) -> int:

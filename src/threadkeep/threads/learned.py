@@ -379,6 +379,7 @@ def decode(
                         index,
                         structure.addressed[index],
                         structure.slight,
+                        structure.wait,
                         speakers,
                         tokens,
                         thread_of,
@@ -386,6 +387,7 @@ def decode(
                         words,
                         tails,
                         open_threads,
+                        structure.pause[index],
                     )
                     choice = interleave.interleave_choice(choice, state, topics)
         if choice < 0:
