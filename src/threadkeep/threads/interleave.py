@@ -46,6 +46,7 @@ class Topics:
     asks_when: list[bool]  # asks for a time (「几点到」, "what time is everyone landing")
     volunteers: list[bool]  # a first-person offer (「我」, 「我也在」, "I can if I get the car")
     tells_time: list[bool]  # names a time of day (「下午两点半」, "10:40 from gatwick")
+    report: list[bool]  # something is broken (`cues.is_report`)
 
 
 def topics_of(messages: Sequence[Message]) -> Topics:
@@ -58,6 +59,7 @@ def topics_of(messages: Sequence[Message]) -> Topics:
         [asks_when(text) for text in texts],
         [volunteers(text) for text in texts],
         [tells_time(text) for text in texts],
+        [is_report(text) for text in texts],
     )
 
 
@@ -131,8 +133,40 @@ def answers_open_question(choice: int, state: State, topics: Topics) -> int:
     return choice
 
 
+def takes_up_unanswered(choice: int, state: State, topics: Topics) -> int:
+    """After pausing one's own thread, one takes up the question or report others left unanswered.
+
+    When the scores chose a thread that ends in this speaker's own wait or reaction (「收到 我问下
+    售后工程师」) and shares no word with the message, and someone else has since asked a question
+    or reported a problem that nobody has answered (its thread has only its author), the message
+    takes it up if the two make a pair: a statement answers the question, a question asks about
+    the report (staff's 「刘工您是安卓还是苹果」 to 「我家的地图突然没了」 three messages before).
+    The latest such message in the last `_OPEN_LOOK_BACK` counts.
+    """
+    index = state.index
+    if choice < 0 or state.slight[index]:
+        return choice
+    me = state.speakers[index]
+    chosen = state.thread_of[choice]
+    tail = state.tails[chosen]
+    if state.speakers[tail] != me or not (state.slight[tail] or state.wait[tail]):
+        return choice
+    if _telling(state.tokens[index]) & state.words[chosen]:
+        return choice
+    for earlier in range(index - 1, max(index - _OPEN_LOOK_BACK, tail) - 1, -1):
+        thread = state.thread_of[earlier]
+        author = state.speakers[earlier]
+        if author == me:
+            return choice
+        if thread == chosen or thread not in state.open_threads or state.members[thread] != {author}:
+            continue
+        pair = topics.report[earlier] if topics.question[index] else topics.question[earlier]
+        return state.tails[thread] if pair else choice
+    return choice
+
+
 Rule = Callable[[int, State, Topics], int]
-RULES: tuple[Rule, ...] = (new_topic, answers_open_question)
+RULES: tuple[Rule, ...] = (new_topic, answers_open_question, takes_up_unanswered)
 
 
 def interleave_choice(choice: int, state: State, topics: Topics) -> int:
