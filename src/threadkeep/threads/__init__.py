@@ -7,7 +7,7 @@ from collections.abc import Iterable
 
 from threadkeep.model import Message, Thread
 from threadkeep.threads.exchanges import mark_turn_roles, split_exchanges
-from threadkeep.threads.interleave import asked_again
+from threadkeep.threads.interleave import asked_again, confirmed_fix
 from threadkeep.threads.learned import assign_learned
 from threadkeep.threads.mentions import NameIndex
 from threadkeep.threads.resume import resume_paused
@@ -50,6 +50,7 @@ def reconstruct_conversation(messages: list[Message], settings: ThreadSettings |
     if settings.resume_paused:
         groups, reply_to = resume_paused(free, groups, reply_to, settings)
         groups, reply_to = asked_again(free, groups, reply_to, settings)
+        groups, reply_to = confirmed_fix(free, groups, reply_to, settings)
     for message_ids in groups:
         links = {mid: reply_to[mid] for mid in message_ids if mid in reply_to}
         threads.append(Thread(conversation, tuple(message_ids), links))

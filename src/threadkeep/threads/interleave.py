@@ -26,6 +26,7 @@ from threadkeep.threads.cues import (
     asks_who,
     calls_for_answer,
     is_ack,
+    is_confirmation,
     is_report,
     opens_topic,
     points_back,
@@ -193,7 +194,7 @@ def asked_again(
     "anyone?"). The opener then replies to that earlier message.
     """
     position = {message.id: index for index, message in enumerate(messages)}
-    words = [_words(message) for message in messages]
+    words = _Words(messages)
     thread_of: dict[int, int] = {}
     threads: list[list[int]] = []
     for group in sorted(groups, key=lambda ids: min(position[mid] for mid in ids)):
@@ -221,15 +222,26 @@ _LOOK_BACK = 40  # messages searched back for the earlier asking: a bounded loop
 _SHARED_WITHIN = timedelta(hours=1)
 
 
-def _words(message: Message) -> frozenset[str]:
-    text = message.text or ""
-    return frozenset(content_tokens(text)) if text and not is_noise(text) else frozenset()
+class _Words:
+    """Content tokens of the messages, each segmented once and only when a rule looks at it."""
+
+    def __init__(self, messages: Sequence[Message]) -> None:
+        self.messages = messages
+        self.known: dict[int, frozenset[str]] = {}
+
+    def __getitem__(self, index: int) -> frozenset[str]:
+        found = self.known.get(index)
+        if found is None:
+            text = self.messages[index].text or ""
+            found = frozenset(content_tokens(text)) if text and not is_noise(text) else frozenset()
+            self.known[index] = found
+        return found
 
 
 def _asked_before(
     messages: Sequence[Message],
     opener: int,
-    words: Sequence[frozenset[str]],
+    words: _Words,
     thread_of: dict[int, int],
     settings: ThreadSettings,
 ) -> int | None:
@@ -260,4 +272,83 @@ def _asked_before(
             and (words[opener] & words[index]) - seen
         )
         return index if shared or calls else None
+    return None
+
+
+_CONFIRM_LOOK_BACK = 80  # messages searched back for the fix a confirmation confirms
+_FILLERS = frozenset({"now", "too", "again", "also", "still", "thank", "thanks"})
+
+
+def confirmed_fix(
+    messages: Sequence[Message],
+    groups: list[list[str]],
+    reply_to: dict[str, str],
+    settings: ThreadSettings,
+) -> tuple[list[list[str]], dict[str, str]]:
+    """`groups` with each stray confirmation moved to the thread of the fix it confirms.
+
+    A confirmation ("Acme confirmed exports work now 👍" two hours later) that decoding put in a
+    thread it shares no word with (the lunch chat that happened to be last) goes to the latest
+    earlier thread its speaker spoke in that shares a word with it that no other thread used in
+    between, within `max_span`; it replies to that thread's latest message before it.
+    """
+    position = {message.id: index for index, message in enumerate(messages)}
+    words = _Words(messages)
+    thread_of: dict[int, int] = {}
+    threads = [sorted(position[mid] for mid in group) for group in groups]
+    for number, members in enumerate(threads):
+        thread_of.update(dict.fromkeys(members, number))
+    replies = dict(reply_to)
+    moved = False
+    for index, message in enumerate(messages):
+        text = message.text or ""
+        if not is_confirmation(text) or is_report(text) or not words[index]:  # "not working" is no confirmation
+            continue
+        own = thread_of[index]
+        if any(words[index] & words[other] for other in threads[own] if other != index):
+            continue
+        target = _confirmed(messages, index, words, thread_of, settings)
+        if target is None:
+            continue
+        threads[own].remove(index)
+        threads[thread_of[target]].append(index)
+        thread_of[index] = thread_of[target]
+        replies[message.id] = messages[max(i for i in threads[thread_of[target]] if i < index)].id
+        for other in threads[own]:  # whatever replied to it stays where it was
+            if replies.get(messages[other].id) == message.id:
+                replies[messages[other].id] = messages[max([i for i in threads[own] if i < other] or [other])].id
+        moved = True
+    if not moved:
+        return groups, reply_to
+    for mid, parent in list(replies.items()):
+        if parent == mid:
+            del replies[mid]
+    return [[messages[index].id for index in sorted(members)] for members in threads if members], replies
+
+
+def _confirmed(
+    messages: Sequence[Message],
+    index: int,
+    words: _Words,
+    thread_of: dict[int, int],
+    settings: ThreadSettings,
+) -> int | None:
+    message = messages[index]
+    # The confirmation's own words ("works", "fixed", 「好了」) say nothing about what it confirms.
+    mine = frozenset(t for t in _telling(words[index]) if not (is_confirmation(t) or is_report(t) or t in _FILLERS))
+    seen: set[str] = set()  # words of other threads since
+    for earlier in range(index - 1, max(index - _CONFIRM_LOOK_BACK, 0) - 1, -1):
+        if message.sent_at - messages[earlier].sent_at > settings.max_span:
+            return None
+        if thread_of[earlier] == thread_of[index]:
+            continue
+        shared = mine & words[earlier]
+        if shared - seen and messages[earlier].sender == message.sender:
+            return earlier
+        if shared - seen:
+            # The speaker must have spoken in that thread: look for it, then decide.
+            thread = thread_of[earlier]
+            if any(messages[i].sender == message.sender and thread_of[i] == thread for i in range(earlier, index)):
+                return earlier
+        seen |= words[earlier]
     return None
