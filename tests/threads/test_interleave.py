@@ -1,0 +1,176 @@
+"""`threads/interleave.py`: decoding rules and post-passes for interleaved topics, one case each.
+
+Decoding cases set the scores by hand (as `test_small_group_rules.py` does) so that the scored
+choice is known, and check what the rules make of it; post-pass cases give the assigner's threads
+by hand. Every case would fail if its rule stopped firing or fired past its guard.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+import pytest
+
+from threadkeep.model import Message
+from threadkeep.threads import cues, interleave
+from threadkeep.threads import learned as L
+from threadkeep.threads.mentions import NameIndex
+from threadkeep.threads.rules import ThreadSettings
+
+START = datetime(2026, 11, 21, 10, 0, tzinfo=UTC)
+SETTINGS = ThreadSettings()
+
+
+def msg(mid: str, sender: str, minute: float, text: str) -> Message:
+    return Message(mid, "c", sender, START + timedelta(minutes=minute), text)
+
+
+def decode(messages: list[Message], picks: dict[str, str | None], rules: bool = True) -> dict[str, str | None]:
+    """Parents decoded when the scores pick `picks[id]` (None = a new thread; default: the previous message)."""
+    prepared = L.prepare_conversation(messages, NameIndex(messages), SETTINGS)
+    position = {message.id: index for index, message in enumerate(messages)}
+    n, slots = prepared.candidates.shape
+    scores = np.full((n, slots), -np.inf)
+    for index, message in enumerate(messages):
+        scores[index, 0] = 0.0
+        wanted = picks.get(message.id, messages[index - 1].id if index else None)
+        if wanted is not None:
+            slot = int(np.flatnonzero(prepared.candidates[index] == position[wanted])[0])
+            scores[index, slot] = 1.0
+    kept = np.broadcast_to(np.arange(slots), (n, slots))
+    structure = L.structure_of(prepared, SETTINGS, L.reports_of(messages))
+    topics = interleave.topics_of(messages) if rules else None
+    parents = L.decode(prepared, [-1] * n, kept, scores, SETTINGS, structure=structure, topics=topics)
+    return {message.id: (messages[p].id if p >= 0 else None) for message, p in zip(messages, parents, strict=True)}
+
+
+DOG = [
+    msg("d1", "da", 0, "Bailey's limping since his walk, should I ring the vet?"),
+    msg("d2", "mam", 2, "Which leg"),
+    msg("d3", "da", 3, "Front left, he won't put weight on it"),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Also who's collecting Nana tomorrow, she lands at 3", True),
+        ("does anyone know the netflix password", True),
+        ("请问拖布多久换一次啊", True),
+        ("周五晚上机房割接 谁值班", True),
+        ("Which leg", False),
+        ("哪个卫生间的 大的还是小的", False),
+        ("Sunday lunch at The Anchor works for me", False),
+    ],
+)
+def test_a_question_to_the_group_or_after_a_change_of_subject_opens_a_topic(text: str, expected: bool) -> None:
+    assert cues.opens_topic(text) is expected
+
+
+def test_answer_types_and_calls() -> None:
+    assert cues.asks_who("周五晚上机房割接 谁值班") and cues.asks_who("who's collecting Nana")
+    assert not cues.asks_who("which version?")
+    assert cues.asks_when("what time is everyone landing friday") and cues.asks_when("明天几点到？")
+    assert not cues.asks_when("how to repair it when i pressed Advanced Settings?")
+    assert cues.volunteers("我") and cues.volunteers("I can if I get the car")
+    assert not cues.volunteers("i can't compile gspca")
+    assert not cues.volunteers("I will definitely check out the website later today")
+    assert cues.tells_time("10:40 from gatwick") and cues.tells_time("下午两点半左右上门")
+    assert not cues.tells_time("Will Ubuntu 12.04 have it")
+    assert cues.calls_for_answer("有人吗") and cues.calls_for_answer("anyone? re insurance")
+    assert cues.calls_for_answer("crontab的事 有人知道吗")
+    assert not cues.calls_for_answer("Boiler guy can come Thursday, does 10am work for anyone?")
+    assert cues.points_back("how can i install that darn thing?") and not cues.points_back("anyone deploying to pages?")
+
+
+def test_a_topic_opening_question_leaves_the_thread_it_shares_no_word_with() -> None:
+    messages = [*DOG, msg("n1", "mam", 4, "Also who's collecting Nana tomorrow, she lands at 3")]
+    picks = {"d1": None}  # the scores follow the latest message
+    assert decode(messages, picks, rules=False)["n1"] == "d3"
+    assert decode(messages, picks)["n1"] is None
+
+
+def test_a_call_for_help_after_ones_own_report_stays_with_it() -> None:
+    messages = [
+        msg("r1", "sken", 0, "i just wanted to ask how can i delete google earth, i installed it by terminal"),
+        msg("r2", "sken", 0.5, "can anybody help meeeeeee!"),
+    ]
+    assert decode(messages, {"r1": None})["r2"] == "r1"
+
+
+def test_a_time_answers_the_latest_when_question() -> None:
+    messages = [
+        msg("a1", "jess", 0, "Airbnb is booked!! £612 for 4 nights so £122.40 each"),
+        msg("a2", "marcus", 1, "ooh the balcony 😍 sent"),
+        msg("w1", "marcus", 2, "what time is everyone landing friday"),
+        msg("w2", "leah", 4, "10:40 from gatwick"),
+    ]
+    picks = {"a1": None, "w2": None}  # the scores would start a thread with the answer
+    assert decode(messages, picks, rules=False)["w2"] is None
+    assert decode(messages, picks)["w2"] == "w1"
+
+
+def test_an_offer_after_a_later_other_question_is_not_taken_for_its_answer() -> None:
+    messages = [
+        msg("w1", "shen", 0, "周五晚上机房割接 谁值班"),
+        msg("q1", "jn", 1, "今天的每日任务刷新了吗"),
+        msg("w2", "wu", 2, "我"),
+    ]
+    assert decode(messages, {"w1": None, "q1": None, "w2": None})["w2"] is None
+
+
+def test_staff_takes_up_an_unanswered_report_after_pausing_its_own_thread() -> None:
+    messages = [
+        msg("r1", "a", 0, "昨晚升级完固件 机器一直报主刷缠绕"),
+        msg("r2", "kf", 1, "收到 我问下售后工程师"),
+        msg("q1", "b", 2, "请问拖布多久换一次啊"),
+        msg("m1", "d", 3, "我家的地图突然没了 要重新建图吗"),
+        msg("q2", "c", 4, "我是两三个月换一次"),
+        msg("q3", "b", 4.5, "好的 谢谢"),
+        msg("m2", "kf", 5, "您是安卓还是苹果"),
+    ]
+    picks = {"r1": None, "q1": None, "m1": None, "q2": "q1", "m2": "r2"}  # the scores follow kf's own wait
+    assert decode(messages, picks, rules=False)["m2"] == "r2"
+    assert decode(messages, picks)["m2"] == "m1"
+
+
+def test_a_question_asked_again_joins_the_first_asking() -> None:
+    messages = [
+        msg("i1", "dev", 0, "does the car hire include insurance or do we need the excess cover thing"),
+        msg("o1", "leah", 10, "I've got two adapters, will bring one"),
+        msg("i2", "dev", 54, "anyone? re insurance"),
+    ]
+    groups, links = interleave.asked_again(messages, [["i1"], ["o1"], ["i2"]], {}, SETTINGS)
+    assert sorted(groups) == [["i1", "i2"], ["o1"]] and links["i2"] == "i1"
+
+
+def test_a_new_question_on_the_same_program_hours_after_an_answer_is_new() -> None:
+    messages = [
+        msg("p1", "kim", 0, "do i have to set up the certificate through the apple developer site for appium?"),
+        msg("p2", "lee", 2, "yes, you need a provisioning profile on real devices"),
+        msg("p3", "kim", 150, "can anyone give me a link to download appium 1.6.3?"),
+    ]
+    groups, _ = interleave.asked_again(messages, [["p1", "p2"], ["p3"]], {}, SETTINGS)
+    assert sorted(groups) == [["p1", "p2"], ["p3"]]
+
+
+SLACK = [
+    msg("s1", "carlos", 0, "Acme just emailed, their CSV export comes back empty"),
+    msg("s2", "theo", 30, "found it, the date filter uses UTC midnight; fix deployed"),
+    msg("s3", "carlos", 31, "🙏"),
+    msg("l1", "theo", 150, "lunch? thinking the poke place"),
+    msg("l2", "carlos", 152, "[gif]"),
+]
+
+
+def test_a_stray_confirmation_goes_back_to_the_fix_it_confirms() -> None:
+    messages = [*SLACK, msg("s4", "carlos", 170, "Acme confirmed exports work now 👍")]
+    groups, links = interleave.confirmed_fix(messages, [["s1", "s2", "s3"], ["l1", "l2", "s4"]], {}, SETTINGS)
+    assert sorted(groups) == [["l1", "l2"], ["s1", "s2", "s3", "s4"]] and links["s4"] == "s3"
+
+
+def test_not_working_is_no_confirmation_to_move() -> None:
+    messages = [*SLACK, msg("s4", "carlos", 170, "exports still not working")]
+    groups, _ = interleave.confirmed_fix(messages, [["s1", "s2", "s3"], ["l1", "l2", "s4"]], {}, SETTINGS)
+    assert sorted(groups) == [["l1", "l2", "s4"], ["s1", "s2", "s3"]]
