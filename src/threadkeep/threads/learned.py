@@ -408,6 +408,9 @@ class Structure:
     confirm: list[bool]  # 「我也好了」, "works now", not a question
     pause: list[bool]  # comes more than `merge_gap` after the message before it
     report: list[bool]  # something is broken (`cues.is_report`)
+    closing: list[bool]  # an acknowledgement or "me too" (「ok」, 「🙏」, "+1"), not a link or code
+    times: list[float]  # seconds
+    reopen_gap: float  # `ThreadSettings.reopen_gap` in seconds
 
 
 def structure_of(prepared: F.Prepared, settings: ThreadSettings, reports: Sequence[bool] | None = None) -> Structure:
@@ -433,6 +436,9 @@ def structure_of(prepared: F.Prepared, settings: ThreadSettings, reports: Sequen
         (flag("i_confirm") & ~flag("i_question")).tolist(),
         (np.diff(prepared.times, prepend=-np.inf) > settings.merge_gap.total_seconds()).tolist(),
         list(reports) if reports is not None else [False] * len(prepared.ids),
+        (flag("i_ack") | flag("i_me_too")).tolist(),
+        prepared.times.tolist(),
+        settings.reopen_gap.total_seconds(),
     )
 
 
@@ -451,6 +457,45 @@ def small_group_choice(
     open_threads: Sequence[int],
 ) -> int:
     """The parent after the small-group rules, given the scored `choice` (-1 = a new thread).
+
+    The rules of `_small_group_rules`, then one on their result: a question or report that would
+    join the speaker's own acknowledgement or "me too" (「ok」, 「🙏」, "+1"), more than
+    `reopen_gap` after it and sharing no word with its thread, opens a new topic: the speaker
+    closed that exchange themselves (「公会战匹配不到人」 … 「ok」 … 20 min … 「周年庆皮肤什么时候
+    返场」). Within the gap it is a follow-up (「好的谢谢」 … 「那附近有什么景点？」, a link then
+    "can someone help me with this?").
+    """
+    choice = _small_group_rules(
+        index, choice, structure, speakers, tokens, thread_of, members, words, tails, content, asked, open_threads
+    )
+    if (
+        choice >= 0
+        and not structure.addressed[index]
+        and (structure.asks[index] or structure.report[index])
+        and speakers[choice] == speakers[index]
+        and structure.closing[choice]
+        and structure.times[index] - structure.times[choice] > structure.reopen_gap
+        and not (tokens[index] & words[thread_of[choice]])
+    ):
+        return -1
+    return choice
+
+
+def _small_group_rules(
+    index: int,
+    choice: int,
+    structure: Structure,
+    speakers: Sequence[int],
+    tokens: Sequence[frozenset[str]],
+    thread_of: Sequence[int],
+    members: Sequence[set[int]],
+    words: Sequence[set[str]],
+    tails: Sequence[int],
+    content: Sequence[bool],
+    asked: Sequence[bool],
+    open_threads: Sequence[int],
+) -> int:
+    """The parent after the rules below, given the scored `choice` (-1 = a new thread).
 
     Only for unaddressed messages (whom a message names decides, see `decode`):
 
