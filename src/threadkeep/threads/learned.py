@@ -458,26 +458,46 @@ def small_group_choice(
 ) -> int:
     """The parent after the small-group rules, given the scored `choice` (-1 = a new thread).
 
-    The rules of `_small_group_rules`, then one on their result: a question or report that would
-    join the speaker's own acknowledgement or "me too" (「ok」, 「🙏」, "+1"), more than
-    `reopen_gap` after it and sharing no word with its thread, opens a new topic: the speaker
-    closed that exchange themselves (「公会战匹配不到人」 … 「ok」 … 20 min … 「周年庆皮肤什么时候
-    返场」). Within the gap it is a follow-up (「好的谢谢」 … 「那附近有什么景点？」, a link then
-    "can someone help me with this?").
+    The rules of `_small_group_rules`, then two on their result (unaddressed messages only):
+
+    - a question or report that would join the speaker's own acknowledgement or "me too"
+      (「ok」, 「🙏」, "+1"), more than `reopen_gap` after it and sharing no word with its thread,
+      opens a new topic: the speaker closed that exchange themselves (「公会战匹配不到人」 …
+      「ok」 … 20 min … 「周年庆皮肤什么时候返场」). Within the gap it is a follow-up (「好的谢谢」
+      … 「那附近有什么景点？」, a link then "can someone help me with this?");
+    - an acknowledgement by someone who asked a question last (「作业提交截止时间是几号」), put
+      by the scores into a thread they are not in, thanks whoever answered that question: it
+      joins the answer, the latest message of the asker's own open thread when someone else
+      wrote it (「收到」 to 「每周日晚12点」, not to another user's 「可以看了 谢谢」). A
+      reaction to a question ("sure") is an answer and stays.
     """
     choice = _small_group_rules(
         index, choice, structure, speakers, tokens, thread_of, members, words, tails, content, asked, open_threads
     )
+    if choice < 0 or structure.addressed[index]:
+        return choice
+    me = speakers[index]
     if (
-        choice >= 0
-        and not structure.addressed[index]
-        and (structure.asks[index] or structure.report[index])
-        and speakers[choice] == speakers[index]
+        (structure.asks[index] or structure.report[index])
+        and speakers[choice] == me
         and structure.closing[choice]
         and structure.times[index] - structure.times[choice] > structure.reopen_gap
         and not (tokens[index] & words[thread_of[choice]])
     ):
         return -1
+    own = structure.previous_own[index]
+    if (
+        structure.reaction[index]
+        and not structure.me_too[index]
+        and not structure.asks[choice]
+        and own >= 0
+        and structure.asks[own]
+        and me not in members[thread_of[choice]]
+        and thread_of[own] in open_threads
+    ):
+        answer = tails[thread_of[own]]
+        if speakers[answer] != me and not structure.slight[answer]:
+            return answer
     return choice
 
 
