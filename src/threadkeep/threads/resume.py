@@ -66,9 +66,14 @@ def _paused_thread(
     """The thread that the message at `opener` takes up again, if the evidence says so."""
     message = messages[opener]
     text = message.text or ""
-    if not text or asks(text) or is_report(text):
+    if not text or is_report(text):
         return None
-    confirms = is_confirmation(text)
+    # A question takes a thread up only when it asks whoever went to look there (「@客服 小组件那个
+    #有消息了吗」 hours after their 「我反馈给研发，有消息告诉你」); any other question is a new topic.
+    chasing = set(message.mentions) if asks(text) else None
+    if chasing is not None and not chasing:
+        return None
+    confirms = chasing is None and is_confirmation(text)
     now = message.sent_at
     # Threads are listed in the order they started: the first one too old ends the search.
     for number in range(len(threads) - 1, -1, -1):
@@ -78,7 +83,13 @@ def _paused_thread(
         if now - messages[thread[-1]].sent_at <= settings.idle:
             continue
         own = [index for index in thread if messages[index].sender == message.sender]
-        if not own or not (confirms or is_wait(messages[own[-1]].text or "")):
+        if not own:
+            continue
+        if chasing is not None:
+            waited = [index for index in thread if messages[index].sender in chasing]
+            if not waited or not is_wait(messages[waited[-1]].text or ""):
+                continue
+        elif not (confirms or is_wait(messages[own[-1]].text or "")):
             continue
         shared = words(opener) & frozenset().union(*map(words, thread))
         for index in range(thread[0], opener):
