@@ -5,8 +5,9 @@ hour later is usually a new topic. In a small group people come back to the same
 later ("sensor replaced, oven 2 is back up", 「验真好了 能用了」) with no quote or mention to say so.
 What does say so is the evidence: the new thread's first message is a confirmation ("works now",
 「好了」), or a statement by someone whose last line in an earlier, closed thread was a wait ("let
-me check", 「我看看」); it is by one of that thread's people, neither a question nor a new report;
-and it shares a word with that thread that no other thread used in the meantime. Then the new
+me check", 「我看看」), or a question to whoever went to look there (「@客服 小组件那个有消息了吗」
+after 「我反馈给研发，有消息告诉你」); it is by one of that thread's people, no other question and
+no new report; and it shares a word with that thread that no other thread used in the meantime. Then the new
 thread continues the earlier one, within `max_span` of its start. (Chosen on the dev corpora:
 letting any statement by the thread's starter resume it merged new topics on IRC and in the hand
 chats.)
@@ -68,8 +69,7 @@ def _paused_thread(
     text = message.text or ""
     if not text or is_report(text):
         return None
-    # A question takes a thread up only when it asks whoever went to look there (「@客服 小组件那个
-    #有消息了吗」 hours after their 「我反馈给研发，有消息告诉你」); any other question is a new topic.
+    # A question takes a thread up only when it asks whoever went to look there; any other is a new topic.
     chasing = set(message.mentions) if asks(text) else None
     if chasing is not None and not chasing:
         return None
