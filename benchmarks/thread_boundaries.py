@@ -138,6 +138,9 @@ def main() -> None:
     parser.add_argument("--only", default="", help="comma-separated corpus names")
     parser.add_argument("--assigners", default="learned,rules")
     parser.add_argument("--no-resume", action="store_true", help="without threads/resume.py's merges")
+    parser.add_argument(
+        "--per-chat", action="store_true", help="also each chat of the dev and check corpora (held-out: totals only)"
+    )
     args = parser.parse_args()
     if args.model is not None:
         L._model = L.ReplyModel.load(args.model)
@@ -153,6 +156,12 @@ def main() -> None:
             row = " ".join(f"{result[m]:8.1f}" if m in result else f"{'':>8}" for m in METRICS)
             speed = f"{count / elapsed:8,.0f} {count / cpu:10,.0f}"
             print(f"{corpus.name:<15} {corpus.use:<9} {assigner:<8} {row} {speed}", flush=True)
+            if args.per_chat and corpus.use != "held-out" and len(corpus.gold) > 1:
+                for name in sorted(corpus.gold):
+                    part = Corpus(name, corpus.use, corpus.bundle, {name: corpus.gold[name]})
+                    result = figures(score_threads, part, threads)
+                    row = " ".join(f"{result[m]:8.1f}" if m in result else f"{'':>8}" for m in METRICS)
+                    print(f"  {name[:31]:<31} {row}", flush=True)
     if not args.synthetic.is_dir():
         print(f"(no synthetic chats in {args.synthetic}: run benchmarks/small_groups.py)", file=sys.stderr)
 

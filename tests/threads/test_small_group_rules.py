@@ -296,3 +296,27 @@ def test_an_ack_by_someone_who_did_not_ask_stays() -> None:
 def test_an_ack_to_a_question_is_an_answer_and_stays() -> None:
     messages = [*ASKED[:4], msg("w3", "miao", 5, "电脑上能打开吗？"), msg("k", "kao", 6, "收到")]
     assert decode(messages, {"d1": None, "w1": None, "k": "w3"})["k"] == "w3"
+
+
+# Players report an outage; another player asks about tonight's event meanwhile.
+OUTAGE = [
+    msg("u1", "ye", 0, "更新完进不去了 卡在98%"),
+    msg("u2", "yu", 0.3, "我也是卡98"),
+    msg("q1", "fei", 1, "今晚活动几点开"),
+]
+
+
+def test_a_wait_answers_the_open_report() -> None:
+    messages = [*OUTAGE, msg("w", "gm", 1.5, "各位稍等，我们在排查登录问题")]
+    picks = {"u1": None, "q1": None, "w": None}  # the scores would start a thread with the wait
+    assert decode(messages, picks, rules=False)["w"] is None
+    assert decode(messages, picks)["w"] == "u2"
+
+
+def test_a_wait_with_no_report_open_is_left_alone() -> None:
+    # Only a question is open: a wait may be the start of anything (「帮我查一下这个景点」).
+    messages = [OUTAGE[2], msg("w", "gm", 1.5, "各位稍等，我们在排查登录问题")]
+    assert decode(messages, {"q1": None, "w": None})["w"] is None
+    # ... and a report the speaker is already in is theirs to go on with, not this rule's.
+    own = [*OUTAGE, msg("w", "yu", 1.5, "我看看")]
+    assert decode(own, {"u1": None, "q1": None, "w": None})["w"] is None

@@ -302,6 +302,7 @@ def decode(
     tails: list[int] = []  # latest message of each thread
     content: list[bool] = []  # the thread has a message that is more than a reaction
     asked: list[bool] = []  # the thread has a question
+    reported: list[bool] = []  # the thread has a report (`cues.is_report`)
     tokens = prepared.tokens
     speakers = prepared.speakers.tolist()
     parents = [-1] * n
@@ -370,6 +371,7 @@ def decode(
                     tails,
                     content,
                     asked,
+                    reported,
                     open_threads,
                 )
         if choice < 0:
@@ -381,6 +383,7 @@ def decode(
             tails.append(index)
             content.append(structure is None or not structure.slight[index])
             asked.append(structure is not None and structure.asks[index])
+            reported.append(structure is not None and structure.report[index])
         else:
             thread = thread_of[choice]
             thread_of[index] = thread
@@ -390,6 +393,7 @@ def decode(
             tails[thread] = index
             content[thread] = content[thread] or structure is None or not structure.slight[index]
             asked[thread] = asked[thread] or (structure is not None and structure.asks[index])
+            reported[thread] = reported[thread] or (structure is not None and structure.report[index])
             parents[index] = choice
     return parents
 
@@ -454,12 +458,16 @@ def small_group_choice(
     tails: Sequence[int],
     content: Sequence[bool],
     asked: Sequence[bool],
+    reported: Sequence[bool],
     open_threads: Sequence[int],
 ) -> int:
     """The parent after the small-group rules, given the scored `choice` (-1 = a new thread).
 
-    The rules of `_small_group_rules`, then two on their result (unaddressed messages only):
+    The rules of `_small_group_rules`, then three on their result (unaddressed messages only):
 
+    - a wait the scores would start a thread with (「各位稍等，我们在排查登录问题」, 「收到，何经理稍等，
+      我找技术同事看一下」) answers a report: it joins the latest open thread with a report by
+      others, one the speaker has not spoken in (a wait by the reporter's own side is theirs);
     - a question or report that would join the speaker's own acknowledgement or "me too"
       (「ok」, 「🙏」, "+1"), more than `reopen_gap` after it and sharing no word with its thread,
       opens a new topic: the speaker closed that exchange themselves (「公会战匹配不到人」 …
@@ -474,9 +482,14 @@ def small_group_choice(
     choice = _small_group_rules(
         index, choice, structure, speakers, tokens, thread_of, members, words, tails, content, asked, open_threads
     )
-    if choice < 0 or structure.addressed[index]:
+    if structure.addressed[index]:
         return choice
     me = speakers[index]
+    if choice < 0:
+        if not structure.wait[index]:
+            return choice
+        waiting = [thread for thread in open_threads if reported[thread] and me not in members[thread]]
+        return tails[max(waiting, key=tails.__getitem__)] if waiting else choice
     if (
         (structure.asks[index] or structure.report[index])
         and speakers[choice] == me
