@@ -320,3 +320,32 @@ def test_a_wait_with_no_report_open_is_left_alone() -> None:
     # ... and a report the speaker is already in is theirs to go on with, not this rule's.
     own = [*OUTAGE, msg("w", "yu", 1.5, "我看看")]
     assert decode(own, {"u1": None, "q1": None, "w": None})["w"] is None
+
+
+SIGNUP = "周六下午2-5点 订了3号4号场 接龙 1.老K"
+
+
+def test_a_chain_copy_names_the_entry_it_extends() -> None:
+    messages = [
+        msg("s1", "k", 0, SIGNUP),
+        msg("s2", "zhou", 1, SIGNUP + " 2.小舟"),
+        msg("x1", "yy", 2, "有人知道哪里穿线便宜吗"),
+        msg("s3", "ping", 3, SIGNUP + " 2.小舟 3.萍萍"),
+        msg("n1", "k", 4, "老K:"),
+        msg("n2", "ping", 5, "老K: 好的"),  # a short line extended is no chain entry
+    ]
+    assert L.chain_copies(messages) == [-1, 0, -1, 1, -1, -1]
+
+
+def test_a_chain_copy_joins_the_signup_even_after_an_idle_hour() -> None:
+    late = SETTINGS.idle.total_seconds() / 60 + 30
+    messages = [
+        msg("s1", "k", 0, SIGNUP),
+        msg("s2", "zhou", 1, SIGNUP + " 2.小舟"),
+        msg("x1", "yy", 2, "有人知道哪里穿线便宜吗"),
+        msg("x2", "ping", 3, "馆门口那家 BG80 四十五 当场穿"),
+        msg("s3", "dong", late, SIGNUP + " 2.小舟 3.东哥"),
+    ]
+    groups, links = L.assign_learned(messages, NameIndex(messages), SETTINGS)
+    assert ["s1", "s2", "s3"] in groups
+    assert links["s3"] == "s2"

@@ -14,7 +14,8 @@ cascade evaluated with numpy only:
    next stage.
 
 Decoding runs left to right: a quote always links to the quoted message (within
-`max_span` of its thread's start); otherwise the best-scoring candidate whose thread is
+`max_span` of its thread's start), and so does a 接龙 copy to the entry it extends
+(`chain_copies`); otherwise the best-scoring candidate whose thread is
 still open (idle no longer than `idle`, spanning no more than `max_span`) wins, and the
 message starts a thread when no candidate beats the self-link (scored with the model's
 `self_bias`, chosen on IRC dev). Acknowledgements and "me too"s never start a thread while
@@ -663,12 +664,39 @@ def reports_of(messages: Sequence[Message]) -> list[bool]:
 
 
 def quoted_indices(messages: Sequence[Message], prepared: F.Prepared) -> list[int]:
+    """Per message, the earlier message it quotes, else the 接龙 entry it copies (`chain_copies`), else -1."""
     position = {message_id: index for index, message_id in enumerate(prepared.ids)}
     quoted = []
-    for index, message in enumerate(messages):
+    for index, (message, copied) in enumerate(zip(messages, chain_copies(messages), strict=True)):
         target = position.get(message.reply_to, -1) if message.reply_to else -1
-        quoted.append(target if target < index else -1)
+        quoted.append(target if 0 <= target < index else copied)
     return quoted
+
+
+CHAIN_HEAD = 20  # characters an entry needs (a bare "nick:" or "name, yes" is no chain entry)
+
+
+def chain_copies(messages: Sequence[Message], window: int = 50) -> list[int]:
+    """Per message, the latest of the previous `window` messages whose whole text it begins with
+    and extends, -1 if none. A 接龙 sign-up in Chinese groups is passed on that way (「周六下午
+    打球 接龙 1.老K 2.小舟」 → 「... 3.萍萍」), often after other topics or an hour later: the copy
+    answers the entry it copies as a quote would."""
+    texts = [(message.text or "").strip() for message in messages]
+    by_head: dict[str, list[int]] = {}
+    out = []
+    for index, text in enumerate(texts):
+        found = -1
+        if len(text) > CHAIN_HEAD:
+            earlier = by_head.setdefault(text[:CHAIN_HEAD], [])
+            for prior in reversed(earlier):
+                if index - prior > window:
+                    break
+                if len(texts[prior]) < len(text) and text.startswith(texts[prior]):
+                    found = prior
+                    break
+            earlier.append(index)
+        out.append(found)
+    return out
 
 
 def prepare_conversation(messages: Sequence[Message], names: NameIndex, settings: ThreadSettings) -> F.Prepared:
