@@ -35,7 +35,7 @@ from threadkeep.model import Hit
 from threadkeep.search import Retrieval
 from threadkeep.store import SearchFilters, Store
 from threadkeep.store.rows import input_hash
-from threadkeep.text import STOPWORDS, content_tokens, has_cjk, tokenize
+from threadkeep.text import STOPWORDS, content_tokens, has_cjk, is_me_too, is_noise, is_question, tokenize
 
 # Chosen on the tuning split by benchmarks/answerability.py (see benchmarks/README.md).
 MIN_COVERAGE = 0.25  # share of the question's words, weighted by rarity, found in one top passage
@@ -97,7 +97,7 @@ _DURATION_ASKING = re.compile(
 # Chinese with the measure word asked for (多少张 is answered by "20 张", not by "100 个指纹").
 _COUNT_ASKING = re.compile(
     r"(?:多少|几)(?P<counter>个(?!小时|月|星期|工作日)|张|份|次|节|条|位|台|把|种|页|行|块|名)"
-    r"|\bhow many\b(?! (?:days|hours|weeks|months|years|minutes)\b)",
+    r"|\bhow many\b(?! (?:days|hours|weeks|months|years|minutes)\b)(?: (?P<counted>[a-z]+))?",
     re.I,
 )
 _NUMBER = r"(?:\d+(?:[.,]\d+)*|[一二两三四五六七八九十百千万]+)"
@@ -129,7 +129,7 @@ class AnswerType:
     chat_subject: float = MIN_SUBJECT
 
 
-_ANY = re.compile("")
+_PRICE_FOLLOWERS = "(?:is|are|was|were|does|do|did|will|would|should|can|could|for|to|it|they|per|money|extra|more)"
 _VERSION_ASKING = re.compile(r"(?:哪个|什么|哪一个)版本|版本号|\b(?:which|what) version\b", re.I)
 _DURATION = re.compile(
     r"\d\s*(?:天|日|小时|分钟|周|星期|个月|月|年|days?|hours?|minutes?|weeks?|months?|years?)"
@@ -142,7 +142,11 @@ _DURATION = re.compile(
 ANSWER_TYPES = (
     AnswerType(
         "a price",
-        re.compile(r"多少钱|价格|价钱|收费|售价|费用|\bprices?\b|\bhow much\b(?! (?:time|space|data|longer))", re.I),
+        # "How much notice / time / space" asks for a quantity of that thing; "how much is / does / for" for a price.
+        re.compile(
+            rf"多少钱|价格|价钱|收费|售价|费用|\bprices?\b|\bhow much\b(?!\s+(?!{_PRICE_FOLLOWERS}\b)[a-z])",
+            re.I,
+        ),
         re.compile(r"多少钱?|价格|价钱|收费|售价|费用|\bprices?\b|\bhow much\b|\bcosts?\b|\bcharges?\b", re.I),
         re.compile(r"[¥$€£￥]\s*\d|\d\s*(?:元|块|美元|欧元|rmb|cny|usd|eur|dollars?|euros?)|免费|\bfree\b", re.I),
     ),
@@ -155,7 +159,9 @@ ANSWER_TYPES = (
         ),
         _DURATION_ASKING,
         _DURATION,
-        dated=_ANY,
+        # How long something took ("how long did the repair take") is dated by a thread's message times; how
+        # long something takes ("审核要多久", "how often") asks for a duration someone states.
+        dated=_PAST,
     ),
     AnswerType(
         "a time or date",
@@ -210,7 +216,12 @@ def count_value(question: str) -> re.Pattern[str] | None:
         return None
     if match["counter"]:
         return re.compile(rf"{_NUMBER}\s*(?:多)?{match['counter']}")
-    return _NUMBER_WORD
+    counted = content_tokens(match["counted"] or "")
+    if not counted or counted[0] == "time":
+        return _NUMBER_WORD  # "how many times": a count of events, which no passage states as "N times"
+    # As for a Chinese measure word: "how many phone booths" is answered by "two phone booths", not by a
+    # number of something else in the same section ("floor 3", "1 credit a page").
+    return re.compile(rf"(?:{_NUMBER_WORD.pattern})\s+(?:[\w'-]+\s+){{0,2}}{re.escape(counted[0])}", re.I)
 
 
 def asked_types(question: str) -> list[AnswerType]:
@@ -502,6 +513,52 @@ def person_asked(question: str, speakers: set[str]) -> tuple[str, set[str]] | No
     return next(iter(named.items())) if len(named) == 1 else None
 
 
+def asks_only(hit: Hit) -> bool:
+    """Whether a chat passage only asks: each of its lines a question, an acknowledgement or a "me too". A
+    question nobody answered holds the question's words and answers nothing."""
+    lines = _speaker_lines(hit) if hit.chunk.source_type == "chat" else []
+    return bool(lines) and all(is_question(said) or is_noise(said) or is_me_too(said) for _, said in lines)
+
+
+# How a question asks for a procedure, and the verbs that name no action of their own ("how do I fix it",
+# 怎么处理): the action is the verb after them.
+_HOW_TO = re.compile(
+    r"\bhow (?:do|can|could|should|would) (?:i|we|you|one) (?P<en>[a-z]+)|\bhow to (?P<to>[a-z]+)"
+    r"|(?:怎么|如何|怎样)(?:才能|才|能|可以|去|来)?(?P<zh>[\u4e00-\u9fff]+)",
+    re.I,
+)
+_GENERIC_ACTIONS = frozenset(content_tokens("fix solve handle deal do get make use stop work")) | frozenset(
+    ["办", "弄", "搞", "做", "整", "用", "处理", "解决", "操作", "回事", "样"]
+)
+
+
+def action_asked(question: str) -> list[str]:
+    """The action a how-to question asks to be described ("change" of "how do I change the wifi password",
+    解绑 of 小程序怎么解绑房屋), as question units; empty for other questions and for generic verbs."""
+    match = _HOW_TO.search(question)
+    if match is None:
+        return []
+    if match["zh"]:
+        words = rjieba.tag(match["zh"])
+        verb = next((word for word, tag in words[:1] if tag.startswith("v")), "")
+        units = _chinese_units(verb) if verb and verb not in _GENERIC_ACTIONS else []
+    else:
+        units = content_tokens(match["en"] or match["to"])
+    return [unit for unit in units if unit not in _GENERIC_ACTIONS and unit not in STOPWORDS]
+
+
+def action_missing(question: str, evidence: list[Hit], weights: dict[str, float]) -> str | None:
+    """The action a how-to question asks about when no passage covering its other words names it: a section
+    saying where the descaler is, or how to bind an account, describes no way to unbind one."""
+    action = action_asked(question)
+    if not action:
+        return None
+    covering = [hit for hit in evidence if coverage(question, hit, weights) >= MIN_COVERAGE]
+    if any(set(action) <= _text_units(hit.chunk.indexed_text or hit.chunk.text) for hit in covering):
+        return None
+    return "".join(action) if has_cjk(action[0]) else " ".join(action)
+
+
 def involves(hit: Hit, speaker: str, parts: set[str]) -> bool:
     """Whether a passage is by or about a member: one of its lines was said by them or names them."""
     lines = _speaker_lines(hit)
@@ -555,9 +612,16 @@ def assess(question: str, retrieval: Retrieval, store: Store, filters: SearchFil
     if not hits:
         reason = f"no message or section mentions {', '.join(missing)}" if missing else None
         return Assessment(False, reason or "nothing in the knowledge base matches this question", missing)
-    evidence = top_hits(hits)
-    best_coverage = max(coverage(question, hit) for hit in evidence)
+    # A thread that only asks the question holds its words and answers nothing.
+    asked = [hit for hit in top_hits(hits) if asks_only(hit)]
+    evidence = [hit for hit in top_hits(hits) if hit not in asked]
     weights = rarity(store, question, filters, hits)
+    if not evidence or max(coverage(question, hit, weights) for hit in evidence) < MIN_COVERAGE <= max(
+        (coverage(question, hit, weights) for hit in asked), default=0.0
+    ):
+        reason = "the passages found on this question only ask it; nobody answered" if asked else None
+        return Assessment(False, reason or "nothing in the knowledge base matches this question", missing)
+    best_coverage = max(coverage(question, hit) for hit in evidence)
     weighted = max(coverage(question, hit, weights) for hit in evidence)
     covering = max(evidence, key=lambda hit: coverage(question, hit, weights))
     absent = [unit for unit, weight in weights.items() if weight >= ABSENT_WEIGHT]
@@ -576,10 +640,23 @@ def assess(question: str, retrieval: Retrieval, store: Store, filters: SearchFil
         named = ", ".join(missing)
         return Assessment(False, f"no message or section mentions {named}", missing, features=features)
     for kind in asked_types(question):
+        # A value stated for the thing without the question's qualifier is not its value: 地下车位's rent
+        # does not answer 地面车位月租多少钱.
+        elsewhere_nouns = absent_nouns(kind.asking.sub(" ", question), weights)
+        if elsewhere_nouns:
+            features["typed_absent_noun"] = 1.0
+            named = ", ".join(elsewhere_nouns)
+            reason = f"the question asks for {kind.asked} for {named}, and no message or section mentions {named}"
+            return Assessment(False, reason, features=features)
         if not states(question, kind, evidence, weights):
             features["answer_type_missing"] = 1.0
             reason = f"the question asks for {kind.asked} and no passage found states one for it"
             return Assessment(False, reason, features=features)
+    action = action_missing(question, evidence, weights)
+    if action is not None:
+        features["action_missing"] = 1.0
+        written = written_forms(question).get(action, action)
+        return Assessment(False, f"no passage found on this question says how to {written}", features=features)
     person = about_nobody_found(question, retrieval, store, evidence, weights)
     if person is not None:
         features["about_nobody_found"] = 1.0
