@@ -497,3 +497,33 @@ def test_a_how_to_question_needs_a_passage_naming_its_action(tmp_path):
     assert change.status == "no_answer" and "change" in change.reason
     # A verb that names no action of its own asks for whatever fixes the problem.
     assert action_asked("门禁卡失灵了怎么处理") == [] and action_asked("how do I fix the auto-belay") == []
+
+
+def test_a_chinese_who_or_which_question_needs_the_thing_it_turns_on(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "handbook.md").write_text(
+        "# 业主手册\n\n## 分工\n\n小区的保洁由物业保洁部负责，电梯由维保公司负责。\n", encoding="utf-8"
+    )
+    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as handbook:
+        handbook.ingest(docs)
+        cleaning = handbook.ask("小区的保洁归谁管", now=NOW)
+        greenery = handbook.ask("小区的绿化归谁管", now=NOW)
+    assert cleaning.status == "answered", cleaning.reason
+    assert greenery.status == "no_answer" and "绿化" in greenery.reason
+
+
+def test_a_code_question_needs_a_passage_stating_the_code(tmp_path):
+    messages = [
+        chat("c1", "amy", "2026-05-14T10:00:00+00:00", "what is the code for the chalk cupboard?"),
+        chat("c2", "ben", "2026-05-14T10:02:00+00:00", "the chalk cupboard code is 7321"),
+        chat("c3", "cat", "2026-05-15T09:00:00+00:00", "where is the members wifi password?"),
+        chat("c4", "dan", "2026-05-15T09:05:00+00:00", "the members wifi password is on the card by the kitchen door"),
+    ]
+    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as gym:
+        gym.ingest(write_bundle(tmp_path / "bundle", messages))
+        cupboard = gym.ask("what is the chalk cupboard code", now=NOW)
+        wifi = gym.ask("what is the members wifi password", now=NOW)
+    assert cupboard.status == "answered", cupboard.reason
+    assert wifi.status == "no_answer" and "code or password" in wifi.reason
+    assert asked_types("虚位密码是什么") == []  # asks what a kind of password is, not for one

@@ -206,6 +206,22 @@ ANSWER_TYPES = (
         re.compile(r"手机号?码?|电话号?码?|号码|多少|\bphone number\b", re.I),
         re.compile(r"\d[\d*\- ]{6,}\d"),
     ),
+    AnswerType(
+        # "What is the gate code" asks for the code itself; 虚位密码是什么 asks what a kind of password is.
+        "a code or password",
+        re.compile(
+            r"(?:密码|验证码|门禁码|开门码)(?:是)?多少"
+            r"|\bwhat(?:'s| is| are) (?:the |my |our )?(?:[\w-]+ ){0,4}(?:codes?|passwords?|passcodes?|pins?)\b",
+            re.I,
+        ),
+        re.compile(
+            r"密码|验证码|门禁码|开门码|是?多少|\bwhat(?:'s| is| are)?\b|\b(?:codes?|passwords?|passcodes?|pins?)\b",
+            re.I,
+        ),
+        # A number of three digits or more, or a code such as "harbor-guest-2026"; "the password is on the
+        # card by the door" says where it is, not what it is.
+        re.compile(rf"(?<![\w.])\d{{3,}}(?![\w.])|{_CODE.pattern}"),
+    ),
 )
 
 
@@ -547,6 +563,24 @@ def action_asked(question: str) -> list[str]:
     return [unit for unit in units if unit not in _GENERIC_ACTIONS and unit not in STOPWORDS]
 
 
+# Questions asking to pick one person or thing: the passages name the candidates, and the condition the
+# choice turns on must be in them ("which plan includes parking" when no passage mentions parking).
+# English paraphrases too freely for this ("Which classical musicians does Melanie enjoy listening to?" is
+# answered by a line naming Bach and Mozart); Chinese nouns are matched by their parts.
+_CHOICE = re.compile(r"谁|哪家|哪位|哪个|哪款|哪种|哪一")
+
+
+def choice_unnamed(question: str, weights: dict[str, float]) -> list[str]:
+    """The nouns of a Chinese who / which question that no passage holds (小区的绿化归谁管 with no 绿化), not
+    counting the words asking for a value (哪个版本 asks for a version, which the version rule reads)."""
+    if not _CHOICE.search(question):
+        return []
+    subject = question
+    for kind in asked_types(question):
+        subject = kind.asking.sub(" ", subject)
+    return absent_nouns(subject, weights)
+
+
 def action_missing(question: str, evidence: list[Hit], weights: dict[str, float]) -> str | None:
     """The action a how-to question asks about when no passage covering its other words names it: a section
     saying where the descaler is, or how to bind an account, describes no way to unbind one."""
@@ -652,6 +686,12 @@ def assess(question: str, retrieval: Retrieval, store: Store, filters: SearchFil
             features["answer_type_missing"] = 1.0
             reason = f"the question asks for {kind.asked} and no passage found states one for it"
             return Assessment(False, reason, features=features)
+    unnamed = choice_unnamed(question, weights)
+    if unnamed:
+        features["choice_absent"] = 1.0
+        named = ", ".join(unnamed)
+        reason = f"the question asks who or which, and no message or section mentions {named}"
+        return Assessment(False, reason, features=features)
     action = action_missing(question, evidence, weights)
     if action is not None:
         features["action_missing"] = 1.0
