@@ -527,3 +527,19 @@ def test_a_code_question_needs_a_passage_stating_the_code(tmp_path):
     assert cupboard.status == "answered", cupboard.reason
     assert wifi.status == "no_answer" and "code or password" in wifi.reason
     assert asked_types("虚位密码是什么") == []  # asks what a kind of password is, not for one
+
+
+def test_a_feature_question_needs_the_feature_named_whole(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "fees.md").write_text(
+        "# 收费标准\n\n## 缴费方式\n\n物业费可以在小程序里用微信支付缴纳，充电棚支持扫码充电。\n", encoding="utf-8"
+    )
+    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as fees:
+        fees.ingest(docs)
+        wechat = fees.ask("物业费可以用微信支付交吗", now=NOW)
+        alipay = fees.ask("物业费可以用支付宝交吗", now=NOW)
+        fast = fees.ask("充电棚支持快充吗", now=NOW)
+    assert wechat.status == "answered", wechat.reason
+    assert alipay.status == "no_answer" and "支付宝" in alipay.reason  # 支付 of 微信支付 is no 支付宝
+    assert fast.status == "no_answer" and "快充" in fast.reason

@@ -581,6 +581,28 @@ def choice_unnamed(question: str, weights: dict[str, float]) -> list[str]:
     return absent_nouns(subject, weights)
 
 
+# A question whether something supports or works with a feature, an app or a way of paying names it whole:
+# 支持快充吗, 可以用支付宝交吗 ("支付" of 微信支付 is no 支付宝), "does the kiosk support Apple Pay" ("work with"
+# is left out: "Who did John work with to raise funds" asks about people).
+_FEATURE_ASKED = re.compile(
+    r"(?:支持|兼容|能用|可以用|能不能用|可不可以用)(?P<zh>[^吗么？?，,。]+)(?:吗|么)"
+    r"|\b(?:supports?|compatible with)\b (?P<en>[^?.,]+)",
+    re.I,
+)
+
+
+def feature_unnamed(question: str, store: Store, filters: SearchFilters) -> list[str]:
+    """The words of the feature a "does it support X" question asks about that no passage holds whole."""
+    match = _FEATURE_ASKED.search(question)
+    if match is None:
+        return []
+    if match["zh"]:
+        words = [word for word, tag in rjieba.tag(match["zh"]) if len(word) >= 2 and tag[:1] in _CONTENT_TAGS]
+    else:
+        words = [word for word in re.findall(r"[A-Za-z][\w-]*", match["en"]) if content_tokens(word)]
+    return [word for word in words if word not in STOPWORDS and not occurs_in_store(store, word, filters)]
+
+
 def action_missing(question: str, evidence: list[Hit], weights: dict[str, float]) -> str | None:
     """The action a how-to question asks about when no passage covering its other words names it: a section
     saying where the descaler is, or how to bind an account, describes no way to unbind one."""
@@ -692,6 +714,10 @@ def assess(question: str, retrieval: Retrieval, store: Store, filters: SearchFil
         named = ", ".join(unnamed)
         reason = f"the question asks who or which, and no message or section mentions {named}"
         return Assessment(False, reason, features=features)
+    feature = feature_unnamed(question, store, filters)
+    if feature:
+        features["feature_unnamed"] = 1.0
+        return Assessment(False, f"no message or section mentions {', '.join(feature)}", feature, features=features)
     action = action_missing(question, evidence, weights)
     if action is not None:
         features["action_missing"] = 1.0
