@@ -543,3 +543,20 @@ def test_a_feature_question_needs_the_feature_named_whole(tmp_path):
     assert wechat.status == "answered", wechat.reason
     assert alipay.status == "no_answer" and "支付宝" in alipay.reason  # 支付 of 微信支付 is no 支付宝
     assert fast.status == "no_answer" and "快充" in fast.reason
+
+
+def test_which_plan_needs_a_plan_named_where_the_rest_of_the_question_is(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "plans.md").write_text(
+        "# Memberships\n\n## Plans\n\n- Day pass: 8am to 8pm.\n- Flex: 10 days a month.\n\n"
+        "## Lockers\n\nLockers come with the Resident plan.\n",
+        encoding="utf-8",
+    )
+    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as plans:
+        plans.ingest(docs)
+        locker = plans.ask("which plan includes a locker", now=NOW)
+        parking = plans.ask("which plan includes parking", now=NOW)
+    assert locker.status == "answered", locker.reason
+    assert parking.status == "no_answer" and "plan" in parking.reason
+    assert asked_types("What plans does Jon have after the networking event?") == []  # his intentions

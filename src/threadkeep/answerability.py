@@ -130,6 +130,14 @@ class AnswerType:
 
 
 _PRICE_FOLLOWERS = "(?:is|are|was|were|does|do|did|will|would|should|can|could|for|to|it|they|per|money|extra|more)"
+_PLAN_ASKING = re.compile(
+    r"(?:哪个|什么|哪种|哪一个|哪款)(?:套餐|会员|方案)"
+    r"|\bwhich (?:plan|tier|membership|edition|subscription)s?\b",  # "what plans does Jon have" asks his intentions
+    re.I,
+)
+_EDITION = (
+    r"[\u4e00-\u9fff]版(?!本)|\b[A-Z]\w* (?:edition|plan|tier|version|membership|pass)\b|[\u4e00-\u9fff]{1,4}套餐"
+)
 _VERSION_ASKING = re.compile(r"(?:哪个|什么|哪一个)版本|版本号|\b(?:which|what) version\b", re.I)
 _DURATION = re.compile(
     r"\d\s*(?:天|日|小时|分钟|周|星期|个月|月|年|days?|hours?|minutes?|weeks?|months?|years?)"
@@ -194,11 +202,16 @@ ANSWER_TYPES = (
         _VERSION_ASKING,
         _VERSION_ASKING,
         # 版本 is also an edition: "哪个版本支持 SSO" is answered by 企业版, "which version" by "the Pro plan".
-        re.compile(
-            r"(?<![\w.])[vV]?\d+(?:\.\d+){1,3}\b|[\u4e00-\u9fff]版(?!本)"
-            r"|\b[A-Z]\w* (?:edition|plan|tier|version)\b"
-        ),
+        re.compile(rf"(?<![\w.])[vV]?\d+(?:\.\d+){{1,3}}\b|{_EDITION}"),
         chat_subject=0.0,
+    ),
+    AnswerType(
+        # "Which plan includes parking" is not answered by a section listing plans without parking: the plan
+        # must be named where the rest of the question is.
+        "a plan or edition",
+        _PLAN_ASKING,
+        _PLAN_ASKING,
+        re.compile(_EDITION),
     ),
     AnswerType(
         "a phone number",
