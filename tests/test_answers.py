@@ -550,7 +550,7 @@ def test_which_plan_needs_a_plan_named_where_the_rest_of_the_question_is(tmp_pat
     docs.mkdir()
     (docs / "plans.md").write_text(
         "# Memberships\n\n## Plans\n\n- Day pass: 8am to 8pm.\n- Flex: 10 days a month.\n\n"
-        "## Lockers\n\nLockers come with the Resident plan.\n",
+        "## Lockers\n\nThe Resident plan includes a locker.\n",
         encoding="utf-8",
     )
     with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as plans:

@@ -708,6 +708,11 @@ def assess(question: str, retrieval: Retrieval, store: Store, filters: SearchFil
     if missing:
         named = ", ".join(missing)
         return Assessment(False, f"no message or section mentions {named}", missing, features=features)
+    # Before the values: what Ben said of his plan states a plan, but not Maya's.
+    person = about_nobody_found(question, retrieval, store, evidence, weights)
+    if person is not None:
+        features["about_nobody_found"] = 1.0
+        return Assessment(False, f"no passage found on this question is by or about {person}", features=features)
     for kind in asked_types(question):
         # A value stated for the thing without the question's qualifier is not its value: 地下车位's rent
         # does not answer 地面车位月租多少钱.
@@ -736,10 +741,6 @@ def assess(question: str, retrieval: Retrieval, store: Store, filters: SearchFil
         features["action_missing"] = 1.0
         written = written_forms(question).get(action, action)
         return Assessment(False, f"no passage found on this question says how to {written}", features=features)
-    person = about_nobody_found(question, retrieval, store, evidence, weights)
-    if person is not None:
-        features["about_nobody_found"] = 1.0
-        return Assessment(False, f"no passage found on this question is by or about {person}", features=features)
     elsewhere = [
         term for term in terms if not any(_term_tokens(term) <= _text_units(hit.chunk.indexed_text) for hit in evidence)
     ]
