@@ -15,15 +15,8 @@ from click.testing import CliRunner
 
 from conftest import write_bundle
 from threadkeep.answer import NOT_AN_ANSWER
-from threadkeep.answerability import (
-    ABOUT_SOMEONE_ELSE,
-    AGREEMENT_STANDOUT,
-    action_asked,
-    agrees,
-    asked_types,
-    codes,
-    standout,
-)
+from threadkeep.answer_types import asked_types
+from threadkeep.answerability import ABOUT_SOMEONE_ELSE, AGREEMENT_STANDOUT, action_asked, agrees, codes, standout
 from threadkeep.api import KnowledgeBase
 from threadkeep.cli import main
 from threadkeep.embed import HashEmbedder
