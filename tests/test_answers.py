@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from conftest import write_bundle
 from threadkeep.answer import NOT_AN_ANSWER
-from threadkeep.answer_types import asked_types
+from threadkeep.answer_types import asked_types, count_value
 from threadkeep.answerability import ABOUT_SOMEONE_ELSE, AGREEMENT_STANDOUT, action_asked, agrees, codes, standout
 from threadkeep.api import KnowledgeBase
 from threadkeep.cli import main
@@ -431,6 +431,7 @@ def test_message_times_say_how_long_something_took_not_how_long_it_takes(tmp_pat
         took = group.ask("how long did the lift 2 repair take", now=NOW)
         takes = group.ask("how long does a lift repair take", now=NOW)
     assert took.status == "answered", took.reason
+    assert asked_types("电梯修了多久")[0].dated.search("电梯修了多久")  # 了 before the asking words: it took
     assert takes.status == "no_answer" and "duration" in takes.reason
 
 
@@ -451,6 +452,8 @@ def test_how_many_needs_a_number_of_the_things_asked_for_and_how_much_notice_is_
     assert booths.status == "no_answer" and "number" in booths.reason  # "floor 3" counts no booths
     assert guests.status == "answered", guests.reason
     assert notice.status == "answered", notice.reason
+    users = count_value("how many users does the Pro plan allow")
+    assert users.search("| Users | 10 |") and users.search("up to 10 users") and not users.search("users on floor 3")
     assert [kind.asked for kind in asked_types("how much is a day pass")] == ["a price"]
     assert asked_types("how much notice do I need") == []
 

@@ -52,6 +52,8 @@ _MONTHS = "january|february|march|april|may|june|july|august|september|october|n
 _DAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
 # A question in the past tense ("when did she go", 什么时候买的): a chat message's time dates what it reports.
 _PAST = re.compile(r"\b(?:did|was|were|had|happened)\b|(?:了|过|的)[吗呢]?[?？]?\s*$", re.I)
+# How long something took: a past question, or 了 before the asking words (等了多久, 修了几个小时).
+_TOOK = re.compile(rf"{_PAST.pattern}|[了过](?:多久|多长|几|多少)", re.I)
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,7 +113,7 @@ ANSWER_TYPES = (
         _DURATION,
         # How long something took ("how long did the repair take") is dated by a thread's message times; how
         # long something takes ("审核要多久", "how often") asks for a duration someone states.
-        dated=_PAST,
+        dated=_TOOK,
     ),
     AnswerType(
         "a time or date",
@@ -192,7 +194,12 @@ def count_value(question: str) -> re.Pattern[str] | None:
         return _NUMBER_WORD  # "how many times": a count of events, which no passage states as "N times"
     # As for a Chinese measure word: "how many phone booths" is answered by "two phone booths", not by a
     # number of something else in the same section ("floor 3", "1 credit a page").
-    return re.compile(rf"(?:{_NUMBER_WORD.pattern})\s+(?:[\w'-]+\s+){{0,2}}{re.escape(counted[0])}", re.I)
+    # The number before the thing ("two phone booths") or after it as a label or a table cell ("Users: 10",
+    # "| Users | 10 |", "users up to 10").
+    thing = re.escape(counted[0])
+    before = rf"(?:{_NUMBER_WORD.pattern})\s+(?:[\w'-]+\s+){{0,2}}{thing}"
+    after = rf"\b{thing}\w*(?:\s*[:：|]\s*|\s+)(?:(?:up to|at most|max(?:imum)?)\s+)?(?:{_NUMBER_WORD.pattern})"
+    return re.compile(f"{before}|{after}", re.I)
 
 
 def asked_types(question: str) -> list[AnswerType]:
