@@ -503,14 +503,17 @@ def assess(question: str, retrieval: Retrieval, store: Store, filters: SearchFil
         reason = f"no message or section mentions {', '.join(missing)}" if missing else None
         return Assessment(False, reason or "nothing in the knowledge base matches this question", missing)
     # A thread that only asks the question holds its words and answers nothing.
-    asked = [hit for hit in top_hits(hits) if asks_only(hit)]
-    evidence = [hit for hit in top_hits(hits) if hit not in asked]
+    found = top_hits(hits)
+    asked = [hit for hit in found if asks_only(hit)]
+    evidence = [hit for hit in found if hit not in asked]
     weights = rarity(store, question, filters, hits)
     if not evidence or max(coverage(question, hit, weights) for hit in evidence) < MIN_COVERAGE <= max(
         (coverage(question, hit, weights) for hit in asked), default=0.0
     ):
-        reason = "the passages found on this question only ask it; nobody answered" if asked else None
-        return Assessment(False, reason or "nothing in the knowledge base matches this question", missing)
+        reason = "the passages found on this question only ask it; nobody answered"
+        if missing:
+            reason = f"no message or section mentions {', '.join(missing)}"
+        return Assessment(False, reason, missing)
     best_coverage = max(coverage(question, hit) for hit in evidence)
     weighted = max(coverage(question, hit, weights) for hit in evidence)
     covering = max(evidence, key=lambda hit: coverage(question, hit, weights))
