@@ -14,6 +14,8 @@ Corpora (`use` says what each may be used for):
   (`benchmarks/small_groups.py`), dev / held-out parts;
 - hand-zh-dev, hand-en-dev / hand-zh-heldout, hand-en-heldout: the hand-written, hand-labelled
   small group chats of `benchmarks/data/hand_chats` (`benchmarks/hand_chats.py`), dev / held-out;
+- hand2-zh-dev, hand2-en-dev: the second, harder set of hand-written dev chats
+  (`benchmarks/data/hand_chats_dev2`, all dev);
 - sample: the Chinese support group shipped in the package (a check, looked at while building
   the features; no parameter is fitted on it).
 
@@ -109,6 +111,13 @@ def corpora(synthetic: Path) -> list[Corpus]:
         for language in ("zh", "en"):
             keep = (lambda lang: lambda f: f.startswith(lang + "-"))(language)
             out.append(Corpus(f"hand-{language}-{part}", use, folder / "bundle", gold_of(folder / "gold", keep)))
+    # The second dev set (benchmarks/data/hand_chats_dev2): dev chats only, harder ones.
+    second = hand_chats.OUT.with_name("hand-chats-dev2")
+    hand_chats.write(second, hand_chats.DATA.with_name("hand_chats_dev2"))
+    for language in ("zh", "en"):
+        keep = (lambda lang: lambda f: f.startswith(lang + "-"))(language)
+        gold = gold_of(second / "dev" / "gold", keep)
+        out.append(Corpus(f"hand2-{language}-dev", "dev", second / "dev" / "bundle", gold))
     if (SAMPLE / "gold.json").exists():
         out.append(Corpus("sample", "check", SAMPLE, sample_gold(SAMPLE)))
     return out
