@@ -1,15 +1,22 @@
-"""Decoding rules for interleaved topics in small groups, applied after `learned.small_group_choice`.
+"""Interleaved topics in small groups: decoding rules after `learned.small_group_choice`, and two passes.
 
 In a small group two or three topics run at once, people answer an older question after someone
-else has asked a new one, and a new question follows a thread that has just ended. The reply
-model, trained on IRC, mostly follows recency there. These rules read the structure instead:
+else has asked a new one, a new question follows a thread that has just ended, and people come
+back hours later. The reply model, trained on IRC, mostly follows recency there. These rules read
+the structure instead (unaddressed messages only; whom a message names decides otherwise):
 
-- a new topic: an unaddressed question that calls on the group or marks a change of subject
-  (`cues.opens_topic`: "does anyone know…", "also…", 「有人知道…」, 「另外问下」) and shares no
-  word with the thread the scores chose starts a thread.
+- `new_topic`: a question that calls on the group or marks a change of subject
+  (`cues.opens_topic`: "also who's collecting…", 「有人知道…」, 「另外问下」) and shares no word
+  with the scored thread starts a thread, unless it follows the speaker's own line ("can anybody
+  help" after one's own report);
+- `answers_open_question`: an answer of the type the latest open question asks for joins it;
+- `takes_up_unanswered`: after pausing one's own thread, one takes up the latest question or
+  report nobody has answered;
+- after either assigner (and `resume.resume_paused`): `asked_again` joins a question asked again
+  to the first asking, `confirmed_fix` moves a stray confirmation to the fix it confirms.
 
 Each rule was kept only when, on the dev corpora, it fixed more links than it broke and broke
-(almost) none on IRC dev; see `benchmarks/README.md` for the counts.
+none on IRC dev; see `benchmarks/README.md` for the counts and what was dropped.
 """
 
 from __future__ import annotations
