@@ -194,11 +194,13 @@ def asked_again(
 ) -> tuple[list[list[str]], dict[str, str]]:
     """`groups` with each thread opened by a question asked again merged into the first asking.
 
-    A thread's first message asks again when it is a question by someone whose own earlier
-    question or report (within `max_span`, in another thread) it shares a word with that no other
-    thread used in between ("anyone? the flash thing" an hour after "the dark mode toggle flashes
-    white…", 「crontab的事 有人知道吗」), or when it is nothing but a call for an answer (「有人吗」,
-    "anyone?"). The opener then replies to that earlier message.
+    A thread's first message asks again when it is a question by someone whose own latest earlier
+    question or report (within `max_span` and `_LOOK_BACK` messages, in another thread) it
+    continues: it is a short call for an answer (`cues.calls_for_answer`: 「有人吗」, 「crontab的事
+    有人知道吗」, "anyone? the flash thing"), or, within `_SHARED_WITHIN`, it shares a word with it
+    that nobody else used since and nobody else said more than an acknowledgement in that thread
+    since ("Can somebody help me with my disappearing sound?" after "Sound stopped working").
+    The opener then replies to that earlier message.
     """
     position = {message.id: index for index, message in enumerate(messages)}
     words = _Words(messages)
