@@ -86,7 +86,6 @@ class State:
     words: Sequence[set[str]]
     tails: Sequence[int]
     open_threads: Sequence[int]
-    pause: bool  # more than `merge_gap` after the message before it
 
 
 def new_topic(choice: int, state: State, topics: Topics) -> int:

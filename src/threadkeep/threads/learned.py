@@ -390,7 +390,6 @@ def decode(
                         words,
                         tails,
                         open_threads,
-                        structure.pause[index],
                     )
                     choice = interleave.interleave_choice(choice, state, topics)
         if choice < 0:
