@@ -43,10 +43,9 @@ _COUNT_ASKING = re.compile(
     re.I,
 )
 _NUMBER = r"(?:\d+(?:[.,]\d+)*|[一二两三四五六七八九十百千万]+)"
-_NUMBER_WORD = re.compile(
-    rf"{_NUMBER}|\b(?:once|twice|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|dozens?|couple)\b",
-    re.I,
-)
+# Numbers written as words, for counts ("two phone booths") and durations ("two weeks", "a day").
+_EN_NUMBERS = r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|a few|several"
+_NUMBER_WORD = re.compile(rf"{_NUMBER}|\b(?:once|twice|{_EN_NUMBERS}|dozens?|couple)\b", re.I)
 _WEEKDAY = r"(?:周|星期|礼拜)[一二三四五六日天末]"
 _MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december"
 _DAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
@@ -54,6 +53,19 @@ _DAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
 _PAST = re.compile(r"\b(?:did|was|were|had|happened)\b|(?:了|过|的)[吗呢]?[?？]?\s*$", re.I)
 # How long something took: a past question, or 了 before the asking words (等了多久, 修了几个小时).
 _TOOK = re.compile(rf"{_PAST.pattern}|[了过](?:多久|多长|几|多少)", re.I)
+
+
+# Colloquial ways of asking, as the standard words the rules read: 咋 is 怎么, 啥 is 什么 (咋整 / 咋办 / 咋弄 ask
+# what to do, as 怎么办 does).
+_COLLOQUIAL = (("咋整", "怎么办"), ("咋办", "怎么办"), ("咋弄", "怎么办"), ("咋", "怎么"), ("啥", "什么"))
+
+
+def standard_question(question: str) -> str:
+    """The question with colloquial asking words in their standard form (啥版本 asks for a version as 什么版本
+    does; 咋回事 is 怎么回事)."""
+    for colloquial, standard in _COLLOQUIAL:
+        question = question.replace(colloquial, standard)
+    return question
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,10 +95,13 @@ _EDITION = (
     r"[\u4e00-\u9fff]版(?!本)|\b[A-Z]\w* (?:edition|plan|tier|version|membership|pass)\b|[\u4e00-\u9fff]{1,4}套餐"
 )
 _VERSION_ASKING = re.compile(r"(?:哪个|什么|哪一个)版本|版本号|\b(?:which|what) version\b", re.I)
+# A duration however its number and unit are written: "3 天", 三个工作日, 十五天, 两周, 10秒, "48 hours",
+# "1-2 business days", "a week", "15 seconds".
 _DURATION = re.compile(
-    r"\d\s*(?:天|日|小时|分钟|周|星期|个月|月|年|days?|hours?|minutes?|weeks?|months?|years?)"
-    r"|[一两二三四五六七八九十半](?:天|小时|分钟|周|个月|年)|当天|终身|永久"
-    r"|\b(?:a|an|one|two|three|four|five|six|seven|ten) (?:days?|hours?|weeks?|months?|years?)\b"
+    r"(?:\d|[一两二三四五六七八九十百半])\s*个?\s*(?:天|日|小时|分钟|秒|周|星期|礼拜|月|年|工作日|自然日)"
+    r"|当天|当日|终身|永久"
+    rf"|(?:\b(?:a|an|{_EN_NUMBERS})\s+|\d\s*(?:-\s*\d+\s*)?)(?:(?:business|working|calendar|full)\s+)?"
+    r"(?:days?|hours?|hrs?|minutes?|mins?|seconds?|secs?|weeks?|months?|years?)\b"
     r"|same day|overnight|\bforever\b|\blifetime\b",
     re.I,
 )
