@@ -648,3 +648,31 @@ def test_a_members_reply_stating_the_value_answers_a_question_about_them(tmp_pat
     assert li.status == "answered", li.reason
     assert any("标准版" in c.excerpt for c in li.chat)
     assert chen.status == "no_answer"
+
+
+def test_how_high_or_big_needs_a_measurement_and_an_email_question_an_address(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "manual.md").write_text(
+        "# 扫地机说明书\n\n## 拖地\n\n水箱容量 300 毫升，出水量分低、中、高三档。\n\n"
+        "## 越障\n\n遇到门槛时机器会减速，请保持门槛两侧干燥。\n",
+        encoding="utf-8",
+    )
+    (docs / "contacts.md").write_text(
+        "# Contacts\n\n## Support\n\nEmail support at help@lumo.example, replies within a day.\n\n"
+        "## Engineering\n\nRaj leads the firmware team and answers in the community chat.\n",
+        encoding="utf-8",
+    )
+    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as manual:
+        manual.ingest(docs)
+        tank = manual.ask("水箱多大", now=NOW)
+        sill = manual.ask("扫地机能爬多高的门槛", now=NOW)
+        support = manual.ask("what is the support email", now=NOW)
+        raj = manual.ask("what is the engineering team's email", now=NOW)
+    assert tank.status == "answered", tank.reason
+    assert sill.status == "no_answer" and "measurement" in sill.reason
+    assert support.status == "answered", support.reason
+    assert raj.status == "no_answer" and "email" in raj.reason
+    # 多长时间 asks for a duration, 多大年纪 for an age: neither is a measurement.
+    assert [kind.asked for kind in asked_types("充满电要多长时间")] == ["a duration"]
+    assert "a measurement" not in [kind.asked for kind in asked_types("他多大年纪")]

@@ -179,6 +179,34 @@ ANSWER_TYPES = (
         re.compile(r"\d[\d*\- ]{6,}\d"),
     ),
     AnswerType(
+        # "Raj's email" asks for an address; "how do I change my email" does not.
+        "an email address",
+        re.compile(r"(?:邮箱|电子邮件)(?:地址)?(?:是)?(?:多少|什么)|\bwhat(?:'s| is) .*\be-?mail(?: address)?\b", re.I),
+        re.compile(r"邮箱|电子邮件|地址|是?多少|什么|\bwhat(?:'s| is)?\b|\be-?mail\b|\baddress\b", re.I),
+        re.compile(r"[\w.+-]+@[\w-]+\.[\w.]+"),
+    ),
+    AnswerType(
+        # How high, big, heavy or far: a number with a unit of measure (门槛多高 is not answered by a section on
+        # 门槛 without one; 水箱多大 by "300 毫升"). 多长 of 多长时间 asks for a duration.
+        "a measurement",
+        re.compile(
+            r"多高|多大(?!年纪|岁)|多重|多远|多宽|多厚|多长(?!时间)|多少(?:厘米|毫米|米|公斤|克|毫升|升|平方|寸)"
+            r"|\bhow (?:big|tall|high|heavy|far|wide|large|thick)\b|\bin (?:metres|meters|cm|inches|feet)\b",
+            re.I,
+        ),
+        re.compile(
+            r"多高|多大|多重|多远|多宽|多厚|多长|多少|\bhow (?:big|tall|high|heavy|far|wide|large|thick)\b"
+            r"|\bin (?:metres|meters|cm|inches|feet)\b",
+            re.I,
+        ),
+        re.compile(
+            r"\d\s*(?:厘米|毫米|公里|千米|米|公斤|千克|克|毫升|升|平方米|平米|寸|英寸|GB|TB|MB|mAh|瓦|W\b)"
+            r"|\d\s*(?:cm|mm|km|kg|g|ml|l|m|m2|sq ?m|in|ft|lbs?|inch(?:es)?|feet|foot|metres?|meters?|litres?|liters?"
+            r"|grams?|kilos?|pounds?|square (?:metres|meters|feet))\b",
+            re.I,
+        ),
+    ),
+    AnswerType(
         # "What is the gate code" asks for the code itself; 虚位密码是什么 asks what a kind of password is.
         "a code or password",
         re.compile(
