@@ -676,3 +676,18 @@ def test_how_high_or_big_needs_a_measurement_and_an_email_question_an_address(tm
     # 多长时间 asks for a duration, 多大年纪 for an age: neither is a measurement.
     assert [kind.asked for kind in asked_types("充满电要多长时间")] == ["a duration"]
     assert "a measurement" not in [kind.asked for kind in asked_types("他多大年纪")]
+
+
+def test_can_it_connect_to_x_needs_x_named_whole(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "app.md").write_text(
+        "# 扫地机 App\n\n## 配网\n\n扫地机只能连接 2.4G 的 wifi，不支持 5G 频段；连上以后可以在 App 里远程控制。\n",
+        encoding="utf-8",
+    )
+    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as app:
+        app.ingest(docs)
+        wifi = app.ask("扫地机能连wifi吗", now=NOW)
+        speaker = app.ask("扫地机能连小爱音箱吗", now=NOW)
+    assert wifi.status == "answered", wifi.reason
+    assert speaker.status == "no_answer" and "小爱" in speaker.reason

@@ -477,10 +477,10 @@ def choice_unnamed(question: str, weights: dict[str, float]) -> list[str]:
 
 
 # A question whether something supports or works with a feature, an app or a way of paying names it whole:
-# 支持快充吗, 可以用支付宝交吗 ("支付" of 微信支付 is no 支付宝), "does the kiosk support Apple Pay" ("work with"
-# is left out: "Who did John work with to raise funds" asks about people).
+# 支持快充吗, 可以用支付宝交吗, 能连小爱同学吗 ("支付" of 微信支付 is no 支付宝), "does the kiosk support Apple Pay"
+# ("work with" is left out: "Who did John work with to raise funds" asks about people).
 _FEATURE_ASKED = re.compile(
-    r"(?:支持|兼容|能用|可以用|能不能用|可不可以用)(?P<zh>[^吗么？?，,。]+)(?:吗|么)"
+    r"(?:支持|兼容|(?:能|可以|能不能|可不可以)(?:用|连接|连|接入|接|配合))(?P<zh>[^吗么？?，,。]+)(?:吗|么)"
     r"|\b(?:supports?|compatible with)\b (?P<en>[^?.,]+)",
     re.I,
 )
