@@ -1,5 +1,6 @@
 """What a question asks for: the kinds of value (a price, a duration, a time, a version, a plan, a phone
-number, a code or password, a number of things) a passage about its subject must state to answer it.
+number, an email address, a code or password, a measurement, a number of things) a passage about its subject
+must state to answer it, and the question with colloquial asking words in their standard form.
 
 A section naming the product but no price does not answer "how much is it"; a section naming the firmware
 but no version string does not answer "which version". `threadkeep.answerability` reads the evidence for

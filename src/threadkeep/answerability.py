@@ -8,9 +8,12 @@ languages and chunk types, so the decision reads what was retrieved:
 - each question word is weighted by how few passages of the store hold it; when most of that
   weight is in words no passage holds, the store lacks the topic ("no message or section
   mentions 退款");
-- a question asking for a price, a duration, a time or date, a version, a plan, a phone number, a code or
-  password or how many needs a passage about its subject that states one (for a count, with the thing
-  counted: 多少张 is not answered by "100 个指纹");
+- a question asking for a price, a duration, a time or date, a version, a plan, a phone number, an email
+  address, a code or password, a measurement or how many needs a passage about its subject that states one
+  (for a count, with the thing counted: 多少张 is not answered by "100 个指纹"); asked of one chat member, a
+  passage by or about them (their reply stating it is cited);
+- the question is read with colloquial asking words standardised (啥 -> 什么, 咋 -> 怎么) and re-cut where
+  jieba cut across a word the store holds (满电能扫 -> 满电 能扫); a potential complement is its verb (装不上);
 - a question about one chat member needs a passage by or about them among those covering its other
   words (what Ben said of his shoe size does not answer a question about Maya's);
 - a chat thread that only asks (every line a question, an acknowledgement or a "me too") answers nothing;
