@@ -174,3 +174,43 @@ def test_not_working_is_no_confirmation_to_move() -> None:
     messages = [*SLACK, msg("s4", "carlos", 170, "exports still not working")]
     groups, _ = interleave.confirmed_fix(messages, [["s1", "s2", "s3"], ["l1", "l2", "s4"]], {}, SETTINGS)
     assert sorted(groups) == [["l1", "l2", "s4"], ["s1", "s2", "s3"]]
+
+
+def test_the_askers_statement_after_their_own_new_topic_goes_back_to_their_thread() -> None:
+    messages = [
+        *DOG,
+        msg("n1", "mam", 4, "Also who's collecting Nana tomorrow, she lands at 3"),
+        msg("n2", "mam", 4.1, "Check his paw first, he got a thorn in it last summer"),
+    ]
+    picks = {"d1": None, "n1": None}  # the scores follow the latest message
+    assert decode(messages, picks, rules=False)["n2"] == "n1"
+    assert decode(messages, picks)["n2"] == "d3"
+    # A statement that shares a word with the new question goes on with it.
+    messages[-1] = msg("n2", "mam", 4.1, "Nana said the train might be easier")
+    assert decode(messages, picks)["n2"] == "n1"
+
+
+def test_ones_own_question_does_not_hold_ones_answer_to_an_older_when_question() -> None:
+    messages = [
+        msg("a1", "jess", 0, "Airbnb is booked!! £612 for 4 nights so £122.40 each"),
+        msg("w1", "marcus", 2, "what time is everyone landing friday"),
+        msg("w2", "leah", 4, "10:40 from gatwick"),
+        msg("c1", "dev", 6, "does the car hire include insurance or do we need the excess cover thing"),
+        msg("w3", "dev", 7, "14:05 from manchester"),
+    ]
+    picks = {"a1": None, "c1": None}  # w3 follows its own question
+    assert decode(messages, picks, rules=False)["w3"] == "c1"
+    assert decode(messages, picks)["w3"] == "w2"
+
+
+def test_an_offer_to_have_a_look_is_no_answer_to_a_who_question() -> None:
+    assert cues.volunteers("I can if I get the car")
+    assert not cues.volunteers("I'll have a look")
+    assert not cues.volunteers("I'll check")
+
+
+def test_a_confirmation_that_tells_the_fix_counts_past_the_cue_length() -> None:
+    told = "0.14.1 is out, unpinned and it works now with my undated drafts 👍"
+    assert len(told) > 48 and not cues.is_confirmation(told) and cues.confirms_fix(told)
+    assert not cues.confirms_fix("Archives here and elsewhere no longer work, the links all go to a 404 page")
+    assert not cues.confirms_fix("it works now on staging but does it work on production for everyone else?")

@@ -102,3 +102,9 @@ def test_both_assigners_hand_their_threads_to_the_resume_step() -> None:
         assert "o4" in oven.message_ids, assigner
         alone = reconstruct_conversation(messages, ThreadSettings(assigner=assigner, resume_paused=False))
         assert "o4" not in next(thread for thread in alone if "o1" in thread.message_ids).message_ids, assigner
+
+
+def test_a_confirmation_telling_the_fix_at_length_takes_the_thread_up() -> None:
+    later = msg("o4", "maria", 230, "the engineer replaced the sensor on oven 2 this morning and it works now 👍")
+    messages = [*OVEN, *FLOUR, later]
+    assert resumed(messages, [["o1", "o2", "o3"], ["f1", "f2"], ["o4"]]) == [["f1", "f2"], ["o1", "o2", "o3", "o4"]]

@@ -73,6 +73,27 @@ def is_confirmation(text: str) -> bool:
     return len(text) <= _MAX_CUE_CHARS and not asks(text) and bool(_CONFIRM_ZH.search(text) or _CONFIRM_EN.search(text))
 
 
+# A confirmation that says how it was fixed runs longer than the cues' 48 characters ("0.14.1 is
+# out, unpinned and it works now with my undated drafts 👍"): only the unambiguous cues count there
+# (the general ones at that length also catch "archives … no longer work", Gitter dev).
+_MAX_TOLD_FIX_CHARS = 96
+_CONFIRMS_FIX = re.compile(
+    r"\bworks? now\b|\bworking now\b|\ball works\b|\bthat (?:did|was) it\b|好了|可以了|解决了|搞定", re.IGNORECASE
+)
+
+
+def confirms_fix(text: str) -> bool:
+    """A confirmation (`is_confirmation`), or a longer one telling the fix: "that was it, synced everything…"."""
+    if is_confirmation(text):
+        return True
+    return (
+        len(text) <= _MAX_TOLD_FIX_CHARS
+        and not asks(text)
+        and not _NOT_WORKING.search(text)
+        and bool(_CONFIRMS_FIX.search(text))
+    )
+
+
 def is_report(text: str) -> bool:
     """Something is broken: 「充值没到账」, 「邮件里补偿领不了」, "the app crashes on start"."""
     if _NOT_WORKING.search(text):
@@ -134,6 +155,7 @@ _ASKS_WHEN_ZH = re.compile(r"几点|什么时候|啥时候|多久到|哪天|几�
 _ASKS_WHEN_EN = re.compile(r"\bwhat time\b|\bwhat day\b|^(?:\S+[:,]\s*)?when\b", re.IGNORECASE)
 _VOLUNTEERS_ZH = re.compile(r"^我(?:也?(?:在|来|去|可以|能|行))?[\s!！。.~～]*$|^我(?:来|去|可以|能)")
 _VOLUNTEERS_EN = re.compile(r"^(?:me|i can(?!'?t)|i could|i'?ll|i will|i'?m in|i'?m free)\b", re.IGNORECASE)
+_LOOKS = re.compile(r"\b(?:have|take) a (?:quick )?look\b|\blook into\b", re.IGNORECASE)
 _MAX_OFFER_WORDS = 8  # "I can if I get the car"; longer, it is telling something else
 _TIME = re.compile(
     r"\b\d{1,2}:\d{2}\b|\b\d{1,2} ?(?:am|pm)\b|[0-9一二三四五六七八九十两]{1,3}点|上午|下午|中午|晚上", re.IGNORECASE
@@ -153,8 +175,8 @@ def asks_when(text: str) -> bool:
 def volunteers(text: str) -> bool:
     """A first-person offer, the answer to a "who": 「我」, 「我也在」, "I can if I get the car"."""
     stripped = text.strip()
-    if asks(stripped) or len(stripped.split()) > _MAX_OFFER_WORDS:
-        return False
+    if asks(stripped) or len(stripped.split()) > _MAX_OFFER_WORDS or is_wait(stripped) or _LOOKS.search(stripped):
+        return False  # "I'll have a look" offers to look into the thread one is in, not to collect Nana
     return bool(_VOLUNTEERS_ZH.match(stripped) or _VOLUNTEERS_EN.match(stripped))
 
 

@@ -9,6 +9,7 @@ the structure instead (unaddressed messages only; whom a message names decides o
   (`cues.opens_topic`: "also who's collecting…", 「有人知道…」, 「另外问下」) and shares no word
   with the scored thread starts a thread, unless it follows the speaker's own line ("can anybody
   help" after one's own report);
+- `own_aside`: the speaker's statement right after their own new topic goes back to their thread;
 - `answers_open_question`: an answer of the type the latest open question asks for joins it;
 - `takes_up_unanswered`: after pausing one's own thread, one takes up the latest question or
   report nobody has answered;
@@ -32,8 +33,8 @@ from threadkeep.threads.cues import (
     asks_when,
     asks_who,
     calls_for_answer,
+    confirms_fix,
     is_ack,
-    is_confirmation,
     is_report,
     opens_topic,
     points_back,
@@ -104,6 +105,36 @@ def new_topic(choice: int, state: State, topics: Topics) -> int:
     return -1
 
 
+def own_aside(choice: int, state: State, topics: Topics) -> int:
+    """A statement right after one's own new topic, sharing no word with it, goes back to the thread
+    one was in before: "Also who's collecting Nana tomorrow" (a thread of its own) then "Check his
+    paw first" (the dog's limp, where the speaker's previous line was).
+
+    Only when the scores chose the speaker's question just before, a topic opener
+    (`cues.opens_topic`) that nobody has answered, and the speaker's line before it is in an open
+    thread with someone else in it.
+    """
+    index = state.index
+    if choice < 0 or choice != index - 1:
+        return choice
+    me = state.speakers[index]
+    if state.speakers[choice] != me or topics.question[index] or state.slight[index] or not topics.opener[choice]:
+        return choice
+    chosen = state.thread_of[choice]
+    if state.members[chosen] != {me} or state.tails[chosen] != choice:
+        return choice
+    if _telling(state.tokens[index]) & state.tokens[choice]:
+        return choice
+    for own in range(choice - 1, max(choice - _OPEN_LOOK_BACK, 0) - 1, -1):
+        if state.speakers[own] != me:
+            continue
+        thread = state.thread_of[own]
+        if thread == chosen or thread not in state.open_threads or len(state.members[thread]) < 2:
+            return choice
+        return state.tails[thread]
+    return choice
+
+
 def _telling(tokens: frozenset[str]) -> frozenset[str]:
     """Tokens that can tie a message to a topic: a single Chinese character (谁, 吃, 点) is too common."""
     return frozenset(token for token in tokens if len(token) > 1 or token.isascii())
@@ -117,14 +148,17 @@ def answers_open_question(choice: int, state: State, topics: Topics) -> int:
     "who" (「我」, "I can if I get the car"), a time answers a "when" ("10:40 from gatwick").
 
     Only the latest question by someone else in the last `_OPEN_LOOK_BACK` messages counts, unless
-    the scores chose the speaker's own message that says more than a wait or a reaction (going on
-    with what one was saying).
+    the scores chose the speaker's own message that says more than a wait, a reaction or a
+    question (going on with what one was saying).
     """
     index = state.index
     if topics.question[index] or state.slight[index]:
         return choice
     me = state.speakers[index]
-    if choice >= 0 and state.speakers[choice] == me and not (state.slight[choice] or state.wait[choice]):
+    # One's own question just asked does not hold one's answer to someone else's ("does the car
+    # hire include insurance" … "14:05 from manchester" answers "what time is everyone landing").
+    own = choice >= 0 and state.speakers[choice] == me
+    if own and not (state.slight[choice] or state.wait[choice] or topics.question[choice]):
         return choice
     chosen = state.thread_of[choice] if choice >= 0 else -1
     for earlier in range(index - 1, max(index - _OPEN_LOOK_BACK, 0) - 1, -1):
@@ -173,7 +207,7 @@ def takes_up_unanswered(choice: int, state: State, topics: Topics) -> int:
 
 
 Rule = Callable[[int, State, Topics], int]
-RULES: tuple[Rule, ...] = (new_topic, answers_open_question, takes_up_unanswered)
+RULES: tuple[Rule, ...] = (new_topic, own_aside, answers_open_question, takes_up_unanswered)
 
 
 def interleave_choice(choice: int, state: State, topics: Topics) -> int:
@@ -310,7 +344,7 @@ def confirmed_fix(
     moved = False
     for index, message in enumerate(messages):
         text = message.text or ""
-        if not is_confirmation(text) or is_report(text) or not words[index]:  # "not working" is no confirmation
+        if not confirms_fix(text) or is_report(text) or not words[index]:  # "not working" is no confirmation
             continue
         own = thread_of[index]
         if any(words[index] & words[other] for other in threads[own] if other != index):
@@ -343,7 +377,7 @@ def _confirmed(
 ) -> int | None:
     message = messages[index]
     # The confirmation's own words ("works", "fixed", 「好了」) say nothing about what it confirms.
-    mine = frozenset(t for t in _telling(words[index]) if not (is_confirmation(t) or is_report(t) or t in _FILLERS))
+    mine = frozenset(t for t in _telling(words[index]) if not (confirms_fix(t) or is_report(t) or t in _FILLERS))
     seen: set[str] = set()  # words of other threads since
     for earlier in range(index - 1, max(index - _CONFIRM_LOOK_BACK, 0) - 1, -1):
         if message.sent_at - messages[earlier].sent_at > settings.max_span:

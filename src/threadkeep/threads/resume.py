@@ -20,7 +20,7 @@ from functools import cache
 
 from threadkeep.model import Message
 from threadkeep.text import content_tokens, is_noise
-from threadkeep.threads.cues import asks, is_confirmation, is_report, is_wait
+from threadkeep.threads.cues import asks, confirms_fix, is_report, is_wait
 from threadkeep.threads.rules import ThreadSettings
 
 
@@ -73,7 +73,7 @@ def _paused_thread(
     chasing = set(message.mentions) if asks(text) else None
     if chasing is not None and not chasing:
         return None
-    confirms = chasing is None and is_confirmation(text)
+    confirms = chasing is None and confirms_fix(text)
     now = message.sent_at
     # Threads are listed in the order they started: the first one too old ends the search.
     for number in range(len(threads) - 1, -1, -1):
