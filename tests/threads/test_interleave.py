@@ -62,6 +62,9 @@ DOG = [
         ("Which leg", False),
         ("哪个卫生间的 大的还是小的", False),
         ("Sunday lunch at The Anchor works for me", False),
+        ("And for Grandad's 80th, what about Sunday lunch on the 29th at The Anchor?", True),
+        ("what about the 30th?", False),
+        ("And the 29th works for you?", False),
     ],
 )
 def test_a_question_to_the_group_or_after_a_change_of_subject_opens_a_topic(text: str, expected: bool) -> None:

@@ -111,7 +111,10 @@ def is_ack(text: str) -> bool:
 _OPENS_ZH = re.compile(r"有人|有没有人|谁|大家|请问|另外|顺便问|对了问|问一下|问下")
 _OPENS_EN = re.compile(
     r"\b(?:anyone|anybody|everyone|everybody|any of you|y'?all)\b"
-    r"|^(?:also|btw|by the way|oh and|and also|quick q(?:uestion)?|random q(?:uestion)?|unrelated)\b",
+    r"|^(?:also|btw|by the way|oh and|and also|quick q(?:uestion)?|random q(?:uestion)?|unrelated)\b"
+    # "And for Grandad's 80th, what about Sunday lunch…?": a question that names its own subject (a bare
+    # "what about the 30th?" is more often a counter-proposal in the same thread).
+    r"|^(?:and|also|ok|so)\s+(?:for|re|about|what about|how about)\b",
     re.IGNORECASE,
 )
 _WHO_ZH = re.compile(r"谁|哪位|有没有人")
