@@ -53,16 +53,16 @@ KINDS = ("chat", "document")
 
 def hamming_candidates(k: int) -> int:
     """Nearest by Hamming distance kept for the signed-bit score (`sign_scores`). Sign bits rank real
-    e5 vectors and tightly clustered ones far worse than the benchmark's: the worst of the true top 10
-    ranked 30-40 % of the way down by Hamming distance at p95 (4,096 IRC vectors; 2.9 % for the
-    benchmark's at that size), so this keeps many; scoring 10,000 costs about 2.5 ms."""
-    return max(10_000, 200 * k)
+    e5 vectors and tightly clustered ones far worse than the benchmark's (benchmarks/vector_recall.py),
+    so this keeps more than int8 scoring takes; scoring 5,000 costs about 1.2 ms. Keeping 10,000
+    held recall@10 .97 instead of .96 on the 20,000 vectors below, for 1.3 ms more a query."""
+    return max(5_000, 100 * k)
 
 
 def bit_candidates(k: int) -> int:
-    """Best by signed-bit score kept for int8 scoring (about a millisecond for 2,000). On the test
-    suite's 40-cluster vectors, 20,000 of them, recall@10 .97 this way against .84 when these came
-    straight from the Hamming distance (benchmarks/README.md, "Stores at scale")."""
+    """Best by signed-bit score kept for int8 scoring (about a millisecond for 2,000). On 20,000 of
+    the test suite's 40-cluster vectors recall@10 was .96 this way, .84 with these straight from the
+    Hamming distance (benchmarks/README.md, "Stores at scale")."""
     return max(2_000, 40 * k)
 
 
