@@ -21,7 +21,11 @@ recall@50 against exact search of: the store's stages as they are
 and Hamming distance straight to int8 (the stages before the signed-bit
 score), both with the int8-only path for small stores switched off so the
 bits always take part. The benchmark's synthetic vectors (`store_scale.py`) of
-the same count are measured the same way.
+the same count are measured the same way, and 40-cluster ones with queries
+drawn from other clusters in another subspace (as
+`tests/contract/test_search_at_scale.py` draws them): queries unlike every
+stored vector, so that many are nearly equally close, the hard case for sign
+bits.
 """
 
 from __future__ import annotations
@@ -148,6 +152,9 @@ def main() -> None:
 
     data = synthetic(len(matrix), matrix.shape[1], 200, seed=7)
     measure("synthetic (store_scale.py)", data.vectors, data.queries)
+    data = synthetic(len(matrix), matrix.shape[1], 0, seed=11, clusters=40)
+    unlike = synthetic(200, matrix.shape[1], 0, seed=12, clusters=40).vectors  # another subspace, other centres
+    measure("synthetic, 40 clusters, queries unlike them (as the tests draw them)", data.vectors, unlike)
 
 
 if __name__ == "__main__":

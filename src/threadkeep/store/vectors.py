@@ -54,15 +54,16 @@ KINDS = ("chat", "document")
 def hamming_candidates(k: int) -> int:
     """Nearest by Hamming distance kept for the signed-bit score (`sign_scores`). Sign bits rank real
     e5 vectors and tightly clustered ones far worse than the benchmark's (benchmarks/vector_recall.py),
-    so this keeps more than int8 scoring takes; scoring 5,000 costs about 1.2 ms. Keeping 10,000
-    held recall@10 .97 instead of .96 on the 20,000 vectors below, for 1.3 ms more a query."""
+    so this keeps more than int8 scoring takes; scoring 5,000 costs about 1.2 ms (10,000 cost 1.4 ms
+    more a query at 1M for the same recall there, benchmarks/vector_ab.py)."""
     return max(5_000, 100 * k)
 
 
 def bit_candidates(k: int) -> int:
-    """Best by signed-bit score kept for int8 scoring (about a millisecond for 2,000). On 20,000 of
-    the test suite's 40-cluster vectors recall@10 was .96 this way, .84 with these straight from the
-    Hamming distance (benchmarks/README.md, "Stores at scale")."""
+    """Best by signed-bit score kept for int8 scoring (about a millisecond for 2,000). On 18,432 real
+    e5 vectors recall@10 was .992-.999 this way, .94-.98 with these straight from the Hamming
+    distance; on 40-cluster vectors with queries unlike them .95 against .83 (benchmarks/README.md,
+    "Stores at scale")."""
     return max(2_000, 40 * k)
 
 
