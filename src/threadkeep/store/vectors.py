@@ -6,8 +6,9 @@ always be thrown away and rebuilt. Per vector it holds one bit per dimension
 int8 copy with its scale (388 bytes), and the fields filters read as integer
 arrays (21 bytes): about 460 MB per million chunks, mapped in milliseconds and
 read only where a query looks. A query ranks every vector that passes its
-filters by Hamming distance to the query's bits, scores the nearest couple of
-thousand with their int8 copies, and hands the best few dozen back for exact
+filters by Hamming distance to the query's bits, weighs the bits of the nearest
+5,000 by the query (`sign_scores`), scores the best 2,000 of those with their
+int8 copies, and hands the best few dozen back for exact
 re-scoring with the float32 vectors in SQLite, so returned scores are always
 exact and a damaged file can cost recall, never a wrong score.
 
@@ -16,7 +17,8 @@ an HNSW graph of 100k vectors took 185 s to build (usearch, i8, m 16), so a 1M
 store would wait most of an hour for its first search; k-means inverted lists
 built in seconds but had to scan 20% of the vectors for recall@10 of .94 on the
 benchmark's vectors, while the 400 nearest by Hamming distance held recall .998
-at 1M. Bits need no training, take new vectors by appending, and a filter is
+at 1M. (Real e5 vectors are much harder for sign bits than the benchmark's:
+benchmarks/vector_recall.py.) Bits need no training, take new vectors by appending, and a filter is
 just a mask over the same positions.
 
 Changes since the file was written are replayed from the store's change log
