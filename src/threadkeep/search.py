@@ -47,10 +47,10 @@ class SearchSettings:
     # A hit counts this share of its relevance for each hit of its conversation (or document) ranked
     # above it, so a second source's close hit is not pushed out of the top by a fifth exchange of one
     # chat: questions whose answer is spread over several chats (benchmarks/README.md). 1 = off.
-    repeat_factor: float = 0.8
+    repeat_factor: float = 0.7
     # When the query names a time ("two weeks ago", "on 3 June, 2023"; `threadkeep.when`), a chat hit
     # said outside it keeps this share of its relevance. 1 = the time named is not read.
-    off_time_factor: float = 0.7
+    off_time_factor: float = 0.8
 
 
 @dataclass(slots=True)
