@@ -51,6 +51,8 @@ def test_several_named_times_give_the_span_over_all_of_them():
     [
         "How many months ago did I book the Airbnb?",  # asks for a time, names none
         "Which device did I get first, the Galaxy S22 or the XPS 13?",
+        "How much faster was I than my previous year's time?",  # a thing of then, not when it was said
+        "I am moving the furniture this weekend, any tips?",  # still to come
         "I may try 5 times",
         "点图标没反应",
         "E1024 怎么处理",

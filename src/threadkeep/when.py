@@ -41,10 +41,11 @@ _DAY_OF_MONTH = r"(\d{1,2})(?:st|nd|rd|th)?"
 _YEAR = r"((?:19|20)\d{2})"
 
 AGO = re.compile(rf"\b{_NUMBER}\s+{_UNIT}\s+(?:ago|back|earlier)\b")
-LAST_UNIT = re.compile(rf"\b(?:last|previous)\s+{_UNIT}\b")
+# Not "last year's time" (a thing of then, not when it was said) nor "this weekend" (still to come).
+LAST_UNIT = re.compile(rf"\b(?:last|previous)\s+{_UNIT}\b(?!'s)")
 WITHIN = re.compile(rf"\b(?:in|over|during|within)\s+the\s+(?:last|past|previous)\s+(?:{_NUMBER}\s+)?{_UNIT}\b")
-WEEKDAY = re.compile(r"\b(last|this|on|past)\s+(" + "|".join(WEEKDAYS) + r")\b")
-WEEKEND = re.compile(r"\b(?:last|this|past)\s+weekend\b")
+WEEKDAY = re.compile(r"\b(last|on|past)\s+(" + "|".join(WEEKDAYS) + r")\b")
+WEEKEND = re.compile(r"\b(?:last|past)\s+weekend\b")
 YESTERDAY = re.compile(r"\b(?:yesterday|the day before yesterday)\b")
 DAY_MONTH_YEAR = re.compile(rf"\b{_DAY_OF_MONTH}\s+(?:of\s+)?{_MONTH},?\s+{_YEAR}\b")
 MONTH_DAY_YEAR = re.compile(rf"\b{_MONTH}\s+{_DAY_OF_MONTH},?\s+{_YEAR}\b")
