@@ -14,6 +14,8 @@ Corpora (`use` says what each may be used for):
   (`benchmarks/small_groups.py`), dev / held-out parts;
 - hand-zh-dev, hand-en-dev / hand-zh-heldout, hand-en-heldout: the hand-written, hand-labelled
   small group chats of `benchmarks/data/hand_chats` (`benchmarks/hand_chats.py`), dev / held-out;
+- hand2-zh-dev, hand2-en-dev: the second, harder set of hand-written dev chats
+  (`benchmarks/data/hand_chats_dev2`, all dev);
 - sample: the Chinese support group shipped in the package (a check, looked at while building
   the features; no parameter is fitted on it).
 
@@ -109,6 +111,13 @@ def corpora(synthetic: Path) -> list[Corpus]:
         for language in ("zh", "en"):
             keep = (lambda lang: lambda f: f.startswith(lang + "-"))(language)
             out.append(Corpus(f"hand-{language}-{part}", use, folder / "bundle", gold_of(folder / "gold", keep)))
+    # The second dev set (benchmarks/data/hand_chats_dev2): dev chats only, harder ones.
+    second = hand_chats.OUT.with_name("hand-chats-dev2")
+    hand_chats.write(second, hand_chats.DATA.with_name("hand_chats_dev2"))
+    for language in ("zh", "en"):
+        keep = (lambda lang: lambda f: f.startswith(lang + "-"))(language)
+        gold = gold_of(second / "dev" / "gold", keep)
+        out.append(Corpus(f"hand2-{language}-dev", "dev", second / "dev" / "bundle", gold))
     if (SAMPLE / "gold.json").exists():
         out.append(Corpus("sample", "check", SAMPLE, sample_gold(SAMPLE)))
     return out
@@ -138,6 +147,9 @@ def main() -> None:
     parser.add_argument("--only", default="", help="comma-separated corpus names")
     parser.add_argument("--assigners", default="learned,rules")
     parser.add_argument("--no-resume", action="store_true", help="without threads/resume.py's merges")
+    parser.add_argument(
+        "--per-chat", action="store_true", help="also each chat of the dev and check corpora (held-out: totals only)"
+    )
     args = parser.parse_args()
     if args.model is not None:
         L._model = L.ReplyModel.load(args.model)
@@ -153,6 +165,12 @@ def main() -> None:
             row = " ".join(f"{result[m]:8.1f}" if m in result else f"{'':>8}" for m in METRICS)
             speed = f"{count / elapsed:8,.0f} {count / cpu:10,.0f}"
             print(f"{corpus.name:<15} {corpus.use:<9} {assigner:<8} {row} {speed}", flush=True)
+            if args.per_chat and corpus.use != "held-out" and len(corpus.gold) > 1:
+                for name in sorted(corpus.gold):
+                    part = Corpus(name, corpus.use, corpus.bundle, {name: corpus.gold[name]})
+                    result = figures(score_threads, part, threads)
+                    row = " ".join(f"{result[m]:8.1f}" if m in result else f"{'':>8}" for m in METRICS)
+                    print(f"  {name[:31]:<31} {row}", flush=True)
     if not args.synthetic.is_dir():
         print(f"(no synthetic chats in {args.synthetic}: run benchmarks/small_groups.py)", file=sys.stderr)
 

@@ -15,7 +15,8 @@ from click.testing import CliRunner
 
 from conftest import write_bundle
 from threadkeep.answer import NOT_AN_ANSWER
-from threadkeep.answerability import ABOUT_SOMEONE_ELSE, AGREEMENT_STANDOUT, agrees, codes, standout
+from threadkeep.answer_types import asked_types, count_value
+from threadkeep.answerability import ABOUT_SOMEONE_ELSE, AGREEMENT_STANDOUT, action_asked, agrees, codes, standout
 from threadkeep.api import KnowledgeBase
 from threadkeep.cli import main
 from threadkeep.embed import HashEmbedder
@@ -402,3 +403,156 @@ def test_a_chinese_when_needs_a_time_but_when_one_should_asks_for_a_condition(tm
     assert launch.status == "no_answer" and "time or date" in launch.reason
     assert battery.status == "answered", battery.reason
     assert install.status == "answered", install.reason  # a time from now: "下单后 3 天内"
+
+
+def test_a_question_nobody_answered_is_no_answer(tmp_path):
+    messages = [
+        chat("q1", "lena", "2026-05-10T16:00:00+00:00", "does anyone know if the rooftop terrace is open on weekends?"),
+        chat("q2", "tom", "2026-05-12T09:15:00+00:00", "the kitchen door sticks, any idea?"),
+        chat("q3", "host", "2026-05-12T09:20:00+00:00", "lift the handle first, then push the kitchen door"),
+    ]
+    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as office:
+        office.ingest(write_bundle(tmp_path / "bundle", messages))
+        weekends = office.ask("is the rooftop terrace open on weekends", now=NOW)
+        door = office.ask("the kitchen door sticks", now=NOW)
+    assert weekends.status == "no_answer" and "nobody answered" in weekends.reason
+    assert any("open on weekends" in c.excerpt for c in weekends.nearest)
+    assert door.status == "answered", door.reason
+
+
+def test_message_times_say_how_long_something_took_not_how_long_it_takes(tmp_path):
+    messages = [
+        chat("l1", "he", "2026-05-13T09:15:00+08:00", "lift 2 is stuck on floor 12 and shows E-35"),
+        chat("l2", "zhang", "2026-05-13T09:18:00+08:00", "E-35 is the door lock circuit, the lift company is coming"),
+        chat("l3", "zhang", "2026-05-13T11:02:00+08:00", "lift 2 is repaired and running again"),
+    ]
+    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as group:
+        group.ingest(write_bundle(tmp_path / "bundle", messages))
+        took = group.ask("how long did the lift 2 repair take", now=NOW)
+        takes = group.ask("how long does a lift repair take", now=NOW)
+    assert took.status == "answered", took.reason
+    assert asked_types("电梯修了多久")[0].dated.search("电梯修了多久")  # 了 before the asking words: it took
+    assert takes.status == "no_answer" and "duration" in takes.reason
+
+
+def test_how_many_needs_a_number_of_the_things_asked_for_and_how_much_notice_is_no_price(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "rules.md").write_text(
+        "# House rules\n\n## Quiet zone\n\nNo calls in the quiet zone on floor 3: use the phone booths.\n\n"
+        "## Guests\n\nMembers may bring up to two guests a day.\n\n"
+        "## Cancellation\n\nMonthly plans can be cancelled with 30 days' notice.\n",
+        encoding="utf-8",
+    )
+    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as rules:
+        rules.ingest(docs)
+        booths = rules.ask("how many phone booths are there in the quiet zone", now=NOW)
+        guests = rules.ask("how many guests can members bring", now=NOW)
+        notice = rules.ask("how much notice do I need to cancel a monthly plan", now=NOW)
+    assert booths.status == "no_answer" and "number" in booths.reason  # "floor 3" counts no booths
+    assert guests.status == "answered", guests.reason
+    assert notice.status == "answered", notice.reason
+    users = count_value("how many users does the Pro plan allow")
+    assert users.search("| Users | 10 |") and users.search("up to 10 users") and not users.search("users on floor 3")
+    assert [kind.asked for kind in asked_types("how much is a day pass")] == ["a price"]
+    assert asked_types("how much notice do I need") == []
+
+
+def test_a_value_for_a_thing_no_passage_names_is_not_its_value(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "fees.md").write_text(
+        "# 收费标准\n\n## 停车\n\n地下固定车位月租 300 元；临时停车每小时 5 元。\n", encoding="utf-8"
+    )
+    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as fees:
+        fees.ingest(docs)
+        underground = fees.ask("地下车位月租多少钱", now=NOW)
+        surface = fees.ask("地面车位月租多少钱", now=NOW)
+    assert underground.status == "answered", underground.reason
+    assert surface.status == "no_answer" and "地面" in surface.reason
+
+
+def test_a_how_to_question_needs_a_passage_naming_its_action(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "app.md").write_text(
+        "# 小程序常见问题\n\n## 绑定房屋\n\n首次使用需在「我的-房屋」里输入房号和手机号绑定房屋，审核后即可使用。\n",
+        encoding="utf-8",
+    )
+    (docs / "wifi.md").write_text(
+        "# Wifi\n\n## Members network\n\nThe wifi password for members is on the card by the kitchen door.\n",
+        encoding="utf-8",
+    )
+    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as help_pages:
+        help_pages.ingest(docs)
+        bind = help_pages.ask("小程序怎么绑定房屋", now=NOW)
+        unbind = help_pages.ask("小程序怎么解绑房屋", now=NOW)
+        change = help_pages.ask("how do I change the members wifi password", now=NOW)
+    assert bind.status == "answered", bind.reason
+    assert unbind.status == "no_answer" and "解绑" in unbind.reason
+    assert change.status == "no_answer" and "change" in change.reason
+    # A verb that names no action of its own asks for whatever fixes the problem.
+    assert action_asked("门禁卡失灵了怎么处理") == [] and action_asked("how do I fix the auto-belay") == []
+
+
+def test_a_chinese_who_or_which_question_needs_the_thing_it_turns_on(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "handbook.md").write_text(
+        "# 业主手册\n\n## 分工\n\n小区的保洁由物业保洁部负责，电梯由维保公司负责。\n", encoding="utf-8"
+    )
+    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as handbook:
+        handbook.ingest(docs)
+        cleaning = handbook.ask("小区的保洁归谁管", now=NOW)
+        greenery = handbook.ask("小区的绿化归谁管", now=NOW)
+    assert cleaning.status == "answered", cleaning.reason
+    assert greenery.status == "no_answer" and "绿化" in greenery.reason
+
+
+def test_a_code_question_needs_a_passage_stating_the_code(tmp_path):
+    messages = [
+        chat("c1", "amy", "2026-05-14T10:00:00+00:00", "what is the code for the chalk cupboard?"),
+        chat("c2", "ben", "2026-05-14T10:02:00+00:00", "the chalk cupboard code is 7321"),
+        chat("c3", "cat", "2026-05-15T09:00:00+00:00", "where is the members wifi password?"),
+        chat("c4", "dan", "2026-05-15T09:05:00+00:00", "the members wifi password is on the card by the kitchen door"),
+    ]
+    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as gym:
+        gym.ingest(write_bundle(tmp_path / "bundle", messages))
+        cupboard = gym.ask("what is the chalk cupboard code", now=NOW)
+        wifi = gym.ask("what is the members wifi password", now=NOW)
+    assert cupboard.status == "answered", cupboard.reason
+    assert wifi.status == "no_answer" and "code or password" in wifi.reason
+    assert asked_types("虚位密码是什么") == []  # asks what a kind of password is, not for one
+
+
+def test_a_feature_question_needs_the_feature_named_whole(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "fees.md").write_text(
+        "# 收费标准\n\n## 缴费方式\n\n物业费可以在小程序里用微信支付缴纳，充电棚支持扫码充电。\n", encoding="utf-8"
+    )
+    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as fees:
+        fees.ingest(docs)
+        wechat = fees.ask("物业费可以用微信支付交吗", now=NOW)
+        alipay = fees.ask("物业费可以用支付宝交吗", now=NOW)
+        fast = fees.ask("充电棚支持快充吗", now=NOW)
+    assert wechat.status == "answered", wechat.reason
+    assert alipay.status == "no_answer" and "支付宝" in alipay.reason  # 支付 of 微信支付 is no 支付宝
+    assert fast.status == "no_answer" and "快充" in fast.reason
+
+
+def test_which_plan_needs_a_plan_named_where_the_rest_of_the_question_is(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "plans.md").write_text(
+        "# Memberships\n\n## Plans\n\n- Day pass: 8am to 8pm.\n- Flex: 10 days a month.\n\n"
+        "## Lockers\n\nThe Resident plan includes a locker.\n",
+        encoding="utf-8",
+    )
+    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as plans:
+        plans.ingest(docs)
+        locker = plans.ask("which plan includes a locker", now=NOW)
+        parking = plans.ask("which plan includes parking", now=NOW)
+    assert locker.status == "answered", locker.reason
+    assert parking.status == "no_answer" and "plan" in parking.reason
+    assert asked_types("What plans does Jon have after the networking event?") == []  # his intentions

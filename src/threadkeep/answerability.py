@@ -8,11 +8,18 @@ languages and chunk types, so the decision reads what was retrieved:
 - each question word is weighted by how few passages of the store hold it; when most of that
   weight is in words no passage holds, the store lacks the topic ("no message or section
   mentions 退款");
-- a question asking for a price, a duration, a time or date, a version, a phone number or how many needs
-  a passage about its subject that states one (for a Chinese count, with the measure word asked for: 多少张 is not
-  answered by "100 个指纹");
+- a question asking for a price, a duration, a time or date, a version, a plan, a phone number, a code or
+  password or how many needs a passage about its subject that states one (for a count, with the thing
+  counted: 多少张 is not answered by "100 个指纹");
 - a question about one chat member needs a passage by or about them among those covering its other
   words (what Ben said of his shoe size does not answer a question about Maya's);
+- a chat thread that only asks (every line a question, an acknowledgement or a "me too") answers nothing;
+- a value stated for something the question's qualifier does not name is not its value (地面车位 when only
+  地下车位 has a rent); a Chinese who / which question needs the noun it turns on somewhere; a "does it
+  support X" question needs X named whole; a how-to needs its action (解绑, "change") in a passage covering
+  its other words; a code or password, a plan and an English count need the value itself ("the password is
+  on the card" states none, "floor 3" counts no phone booths); how long something takes needs a stated
+  duration, while how long something took may be read from a thread's message times;
 - a top passage must hold enough of the weighted words, and the dense side must agree (its cosine a
   standard deviation above the other candidates'), or the best dense score must stand out from
   them (in standard deviations of the store's own scores for this query, not as a cosine, and not
@@ -31,11 +38,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import rjieba
 
+from threadkeep.answer_types import CODE, MIN_SUBJECT, AnswerType, asked_types
 from threadkeep.model import Hit
 from threadkeep.search import Retrieval
 from threadkeep.store import SearchFilters, Store
 from threadkeep.store.rows import input_hash
-from threadkeep.text import STOPWORDS, content_tokens, has_cjk, tokenize
+from threadkeep.text import STOPWORDS, content_tokens, has_cjk, is_me_too, is_noise, is_question, tokenize
 
 # Chosen on the tuning split by benchmarks/answerability.py (see benchmarks/README.md).
 MIN_COVERAGE = 0.25  # share of the question's words, weighted by rarity, found in one top passage
@@ -50,20 +58,9 @@ AGREEMENT_RANKS = 3  # without enough dense candidates for a spread, or a vector
 CITED_SHARE = 0.5  # a cited passage scores at least this share of its source's best
 EVIDENCE_HITS = 3  # passages of each source read for coverage and speakers
 MIN_SPEAKER_OVERLAP = 2  # question words a line must share to count as the line the question is about
-MIN_SUBJECT = 0.5  # share of the rarity weight of what a price or phone question is about, in the passage stating one
 RARITY_CAP = 100  # passages counted per question word when weighing it
 ABSENT_WEIGHT = float(np.log(RARITY_CAP + 1) + 1.0)  # the weight of a word no passage holds
 
-_CODE = re.compile(
-    r"(?<![A-Za-z0-9_.])(?:"
-    r"0x[0-9a-fA-F]{4,}"  # 0x80070005
-    r"|[vV]?\d+(?:\.\d+){1,3}(?:[-+.]?[A-Za-z]\w*)?"  # 3.2.0, V2.7.3, 1.4.2-beta
-    r"|(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9]+(?:[_-][A-Za-z0-9]+)*"  # E1024, E-21, win7, ERR_SYNC-409
-    r"|[A-Za-z]+(?:_[A-Za-z0-9]+)+"  # redirect_uri
-    r"|[A-Z]{4,}"  # ETIMEDOUT
-    r"|[A-Za-z]*[a-z][A-Z][A-Za-z]*"  # WebDAV, HarmonyOS, macOS
-    r")(?![A-Za-z0-9_])"
-)
 _NAME = re.compile(r"(?<![\w'])[A-Z][a-z]+(?:'s)?(?![\w])")
 _SENTENCE_START = re.compile(r"(?:^|[.!?。！？]\s*)([A-Z][a-z]+)")
 _TIMESTAMP = re.compile(r"^\[[^\]\n]+\] ", re.M)  # a transcript line's time, which is no phone number
@@ -84,142 +81,6 @@ ABOUT_SOMEONE_ELSE = "about_someone_else"
 _CONTENT_TAGS = frozenset("nvabijlz")
 _GREETINGS = ("hey", "hi", "hello", "thanks", "thank you", "dear", "oh", "wow", "yes", "yeah", "congrats")
 
-# Questions asking for a value of a kind the evidence must then hold. A section naming the product but no
-# price does not answer "how much is it"; a section naming the firmware but no version string does not
-# answer "which version". Only kinds of value recognisable with high precision are here: a place ("where",
-# 在哪: "首页-学习-错题本", "the drawer under the coffee machine") or a person ("who") is not.
-_DURATION_ASKING = re.compile(
-    r"几天|几年|几个月|几周|几个小时|几小时|几分钟|多少(?:天|年|个月|小时|分钟)|多久|多长时间|要等"
-    r"|\bhow long\b|\bhow many\b",
-    re.I,
-)
-# "How many" of things (not of days or hours: a duration): a passage must state a number of them, in
-# Chinese with the measure word asked for (多少张 is answered by "20 张", not by "100 个指纹").
-_COUNT_ASKING = re.compile(
-    r"(?:多少|几)(?P<counter>个(?!小时|月|星期|工作日)|张|份|次|节|条|位|台|把|种|页|行|块|名)"
-    r"|\bhow many\b(?! (?:days|hours|weeks|months|years|minutes)\b)",
-    re.I,
-)
-_NUMBER = r"(?:\d+(?:[.,]\d+)*|[一二两三四五六七八九十百千万]+)"
-_NUMBER_WORD = re.compile(
-    rf"{_NUMBER}|\b(?:once|twice|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|dozens?|couple)\b",
-    re.I,
-)
-_WEEKDAY = r"(?:周|星期|礼拜)[一二三四五六日天末]"
-_MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december"
-_DAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
-# A question in the past tense ("when did she go", 什么时候买的): a chat message's time dates what it reports.
-_PAST = re.compile(r"\b(?:did|was|were|had|happened)\b|(?:了|过|的)[吗呢]?[?？]?\s*$", re.I)
-
-
-@dataclass(frozen=True, slots=True)
-class AnswerType:
-    asked: str  # what is asked, in words a user reads
-    asks: re.Pattern[str]  # how a question asks for it
-    asking: re.Pattern[str]  # the asking words, which are not the question's subject
-    value: re.Pattern[str]  # how such a value looks in a passage
-    # Questions whose value a chat thread's message times state: how long something took, when it happened.
-    dated: re.Pattern[str] | None = None
-    # The share of the subject's rarity weight a thread must hold for its times to count. A message's time
-    # dates whatever it reports, so for "when did" the decision's own coverage test is enough; how long
-    # something took needs the thread to be about that thing.
-    dated_subject: float = MIN_SUBJECT
-    # The same share for a thread stating the value: a version is often given in a reply a day later that
-    # names the thing another way ("Win7" for "Windows 7"), so a thread stating one counts.
-    chat_subject: float = MIN_SUBJECT
-
-
-_ANY = re.compile("")
-_VERSION_ASKING = re.compile(r"(?:哪个|什么|哪一个)版本|版本号|\b(?:which|what) version\b", re.I)
-_DURATION = re.compile(
-    r"\d\s*(?:天|日|小时|分钟|周|星期|个月|月|年|days?|hours?|minutes?|weeks?|months?|years?)"
-    r"|[一两二三四五六七八九十半](?:天|小时|分钟|周|个月|年)|当天|终身|永久"
-    r"|\b(?:a|an|one|two|three|four|five|six|seven|ten) (?:days?|hours?|weeks?|months?|years?)\b"
-    r"|same day|overnight|\bforever\b|\blifetime\b",
-    re.I,
-)
-
-ANSWER_TYPES = (
-    AnswerType(
-        "a price",
-        re.compile(r"多少钱|价格|价钱|收费|售价|费用|\bprices?\b|\bhow much\b(?! (?:time|space|data|longer))", re.I),
-        re.compile(r"多少钱?|价格|价钱|收费|售价|费用|\bprices?\b|\bhow much\b|\bcosts?\b|\bcharges?\b", re.I),
-        re.compile(r"[¥$€£￥]\s*\d|\d\s*(?:元|块|美元|欧元|rmb|cny|usd|eur|dollars?|euros?)|免费|\bfree\b", re.I),
-    ),
-    AnswerType(
-        "a duration",
-        re.compile(
-            r"几天|几年|几个月|几周|几个小时|几小时|几分钟|多少(?:天|年|个月|小时|分钟)|多久|多长时间"
-            r"|\bhow long\b|\bhow many (?:days|hours|weeks|months|years|minutes)\b",
-            re.I,
-        ),
-        _DURATION_ASKING,
-        _DURATION,
-        dated=_ANY,
-    ),
-    AnswerType(
-        "a time or date",
-        re.compile(
-            # "When should I / 什么时候需要" asks for a condition ("电量低于 20% 时"), not a time.
-            r"(?:什么时候|什么时间)(?!需要|要|该|应该|会|可以|才|能|用)|几点|哪天|哪一天|几号|几月|哪个月|哪年|哪一年"
-            r"|周几|星期几|^\s*when (?:is|are|was|were|did|will)\b|\bwhat (?:time|date|day|year|month)\b"
-            r"|\bwhich (?:day|date|year|month)\b",
-            re.I,
-        ),
-        re.compile(
-            r"什么时候|什么时间|几点|哪天|哪一天|几号|几月|哪个月|哪年|哪一年|周几|星期几"
-            r"|\bwhen\b|\bwhat (?:time|date|day|year|month)\b|\bwhich (?:day|date|year|month)\b",
-            re.I,
-        ),
-        re.compile(
-            rf"\d{{1,2}}\s*[:：]\s*\d{{2}}|\d\s*(?:点|时|号|日|月|年)|[一二两三四五六七八九十]+(?:点|号|月)"
-            rf"|{_WEEKDAY}|[今明后昨前]天|[上下本这]个?(?:周|星期|月)|早上|上午|中午|下午|晚上|凌晨|每天|工作日|节假日"
-            rf"|\b\d{{1,2}}\s*(?:am|pm|a\.m\.|p\.m\.)|\b(?:19|20)\d{{2}}\b|\b(?:{_MONTHS}|{_DAYS})\b"
-            r"|\b(?:today|tomorrow|tonight|yesterday|morning|afternoon|evening|noon|midnight|daily|weekly|monthly"
-            r"|weekends?|weekdays?|(?:last|next|this) (?:week|month|year))\b"
-            rf"|{_DURATION.pattern}",  # a time from now: "3 天后", "in two weeks"
-            re.I,
-        ),
-        dated=_PAST,
-        dated_subject=0.0,
-    ),
-    AnswerType(
-        "a version",
-        _VERSION_ASKING,
-        _VERSION_ASKING,
-        # 版本 is also an edition: "哪个版本支持 SSO" is answered by 企业版, "which version" by "the Pro plan".
-        re.compile(
-            r"(?<![\w.])[vV]?\d+(?:\.\d+){1,3}\b|[\u4e00-\u9fff]版(?!本)"
-            r"|\b[A-Z]\w* (?:edition|plan|tier|version)\b"
-        ),
-        chat_subject=0.0,
-    ),
-    AnswerType(
-        "a phone number",
-        re.compile(r"(?:手机|电话)号?码?(?:是)?多少|号码是|联系电话|\b(?:what|which)(?:'s| is) .*phone number", re.I),
-        re.compile(r"手机号?码?|电话号?码?|号码|多少|\bphone number\b", re.I),
-        re.compile(r"\d[\d*\- ]{6,}\d"),
-    ),
-)
-
-
-def count_value(question: str) -> re.Pattern[str] | None:
-    """How a passage states the number a "how many" question asks for; None when it asks for none."""
-    match = _COUNT_ASKING.search(question)
-    if match is None:
-        return None
-    if match["counter"]:
-        return re.compile(rf"{_NUMBER}\s*(?:多)?{match['counter']}")
-    return _NUMBER_WORD
-
-
-def asked_types(question: str) -> list[AnswerType]:
-    """The kinds of value the question asks for, each of which a passage about its subject must state."""
-    wanted = [kind for kind in ANSWER_TYPES if kind.asks.search(question)]
-    number = count_value(question)
-    if number is not None:
-        wanted.append(AnswerType("a number", _COUNT_ASKING, _COUNT_ASKING, number))
-    return wanted
 
 
 @dataclass(slots=True)
@@ -236,7 +97,7 @@ class Assessment:
 
 def codes(question: str) -> list[str]:
     """Error codes, versions and identifiers: strings a passage either contains or does not answer."""
-    return list(dict.fromkeys(match.group(0) for match in _CODE.finditer(question)))
+    return list(dict.fromkeys(match.group(0) for match in CODE.finditer(question)))
 
 
 def names(question: str) -> list[str]:
@@ -502,6 +363,92 @@ def person_asked(question: str, speakers: set[str]) -> tuple[str, set[str]] | No
     return next(iter(named.items())) if len(named) == 1 else None
 
 
+def asks_only(hit: Hit) -> bool:
+    """Whether a chat passage only asks: each of its lines a question, an acknowledgement or a "me too". A
+    question nobody answered holds the question's words and answers nothing."""
+    lines = _speaker_lines(hit) if hit.chunk.source_type == "chat" else []
+    return bool(lines) and all(is_question(said) or is_noise(said) or is_me_too(said) for _, said in lines)
+
+
+# How a question asks for a procedure, and the verbs that name no action of their own ("how do I fix it",
+# 怎么处理): the action is the verb after them.
+_HOW_TO = re.compile(
+    r"\bhow (?:do|can|could|should|would) (?:i|we|you|one) (?P<en>[a-z]+)|\bhow to (?P<to>[a-z]+)"
+    r"|(?:怎么|如何|怎样)(?:才能|才|能|可以|去|来)?(?P<zh>[\u4e00-\u9fff]+)",
+    re.I,
+)
+_GENERIC_ACTIONS = frozenset(content_tokens("fix solve handle deal do get make use stop work")) | frozenset(
+    ["办", "弄", "搞", "做", "整", "用", "处理", "解决", "操作", "回事", "样"]
+)
+
+
+def action_asked(question: str) -> list[str]:
+    """The action a how-to question asks to be described ("change" of "how do I change the wifi password",
+    解绑 of 小程序怎么解绑房屋), as question units; empty for other questions and for generic verbs."""
+    match = _HOW_TO.search(question)
+    if match is None:
+        return []
+    if match["zh"]:
+        words = rjieba.tag(match["zh"])
+        verb = next((word for word, tag in words[:1] if tag.startswith("v")), "")
+        units = _chinese_units(verb) if verb and verb not in _GENERIC_ACTIONS else []
+    else:
+        units = content_tokens(match["en"] or match["to"])
+    return [unit for unit in units if unit not in _GENERIC_ACTIONS and unit not in STOPWORDS]
+
+
+# Questions asking to pick one person or thing: the passages name the candidates, and the condition the
+# choice turns on must be in them ("which plan includes parking" when no passage mentions parking).
+# English paraphrases too freely for this ("Which classical musicians does Melanie enjoy listening to?" is
+# answered by a line naming Bach and Mozart); Chinese nouns are matched by their parts.
+_CHOICE = re.compile(r"谁|哪家|哪位|哪个|哪款|哪种|哪一")
+
+
+def choice_unnamed(question: str, weights: dict[str, float]) -> list[str]:
+    """The nouns of a Chinese who / which question that no passage holds (小区的绿化归谁管 with no 绿化), not
+    counting the words asking for a value (哪个版本 asks for a version, which the version rule reads)."""
+    if not _CHOICE.search(question):
+        return []
+    subject = question
+    for kind in asked_types(question):
+        subject = kind.asking.sub(" ", subject)
+    return absent_nouns(subject, weights)
+
+
+# A question whether something supports or works with a feature, an app or a way of paying names it whole:
+# 支持快充吗, 可以用支付宝交吗 ("支付" of 微信支付 is no 支付宝), "does the kiosk support Apple Pay" ("work with"
+# is left out: "Who did John work with to raise funds" asks about people).
+_FEATURE_ASKED = re.compile(
+    r"(?:支持|兼容|能用|可以用|能不能用|可不可以用)(?P<zh>[^吗么？?，,。]+)(?:吗|么)"
+    r"|\b(?:supports?|compatible with)\b (?P<en>[^?.,]+)",
+    re.I,
+)
+
+
+def feature_unnamed(question: str, store: Store, filters: SearchFilters) -> list[str]:
+    """The words of the feature a "does it support X" question asks about that no passage holds whole."""
+    match = _FEATURE_ASKED.search(question)
+    if match is None:
+        return []
+    if match["zh"]:
+        words = [word for word, tag in rjieba.tag(match["zh"]) if len(word) >= 2 and tag[:1] in _CONTENT_TAGS]
+    else:
+        words = [word for word in re.findall(r"[A-Za-z][\w-]*", match["en"]) if content_tokens(word)]
+    return [word for word in words if word not in STOPWORDS and not occurs_in_store(store, word, filters)]
+
+
+def action_missing(question: str, evidence: list[Hit], weights: dict[str, float]) -> str | None:
+    """The action a how-to question asks about when no passage covering its other words names it: a section
+    saying where the descaler is, or how to bind an account, describes no way to unbind one."""
+    action = action_asked(question)
+    if not action:
+        return None
+    covering = [hit for hit in evidence if coverage(question, hit, weights) >= MIN_COVERAGE]
+    if any(set(action) <= _text_units(hit.chunk.indexed_text or hit.chunk.text) for hit in covering):
+        return None
+    return "".join(action) if has_cjk(action[0]) else " ".join(action)
+
+
 def involves(hit: Hit, speaker: str, parts: set[str]) -> bool:
     """Whether a passage is by or about a member: one of its lines was said by them or names them."""
     lines = _speaker_lines(hit)
@@ -555,9 +502,19 @@ def assess(question: str, retrieval: Retrieval, store: Store, filters: SearchFil
     if not hits:
         reason = f"no message or section mentions {', '.join(missing)}" if missing else None
         return Assessment(False, reason or "nothing in the knowledge base matches this question", missing)
-    evidence = top_hits(hits)
-    best_coverage = max(coverage(question, hit) for hit in evidence)
+    # A thread that only asks the question holds its words and answers nothing.
+    found = top_hits(hits)
+    asked = [hit for hit in found if asks_only(hit)]
+    evidence = [hit for hit in found if hit not in asked]
     weights = rarity(store, question, filters, hits)
+    if not evidence or max(coverage(question, hit, weights) for hit in evidence) < MIN_COVERAGE <= max(
+        (coverage(question, hit, weights) for hit in asked), default=0.0
+    ):
+        reason = "the passages found on this question only ask it; nobody answered"
+        if missing:
+            reason = f"no message or section mentions {', '.join(missing)}"
+        return Assessment(False, reason, missing)
+    best_coverage = max(coverage(question, hit) for hit in evidence)
     weighted = max(coverage(question, hit, weights) for hit in evidence)
     covering = max(evidence, key=lambda hit: coverage(question, hit, weights))
     absent = [unit for unit, weight in weights.items() if weight >= ABSENT_WEIGHT]
@@ -575,15 +532,39 @@ def assess(question: str, retrieval: Retrieval, store: Store, filters: SearchFil
     if missing:
         named = ", ".join(missing)
         return Assessment(False, f"no message or section mentions {named}", missing, features=features)
-    for kind in asked_types(question):
-        if not states(question, kind, evidence, weights):
-            features["answer_type_missing"] = 1.0
-            reason = f"the question asks for {kind.asked} and no passage found states one for it"
-            return Assessment(False, reason, features=features)
+    # Before the values: what Ben said of his plan states a plan, but not Maya's.
     person = about_nobody_found(question, retrieval, store, evidence, weights)
     if person is not None:
         features["about_nobody_found"] = 1.0
         return Assessment(False, f"no passage found on this question is by or about {person}", features=features)
+    for kind in asked_types(question):
+        # A value stated for the thing without the question's qualifier is not its value: 地下车位's rent
+        # does not answer 地面车位月租多少钱.
+        elsewhere_nouns = absent_nouns(kind.asking.sub(" ", question), weights)
+        if elsewhere_nouns:
+            features["typed_absent_noun"] = 1.0
+            named = ", ".join(elsewhere_nouns)
+            reason = f"the question asks for {kind.asked} for {named}, and no message or section mentions {named}"
+            return Assessment(False, reason, features=features)
+        if not states(question, kind, evidence, weights):
+            features["answer_type_missing"] = 1.0
+            reason = f"the question asks for {kind.asked} and no passage found states one for it"
+            return Assessment(False, reason, features=features)
+    unnamed = choice_unnamed(question, weights)
+    if unnamed:
+        features["choice_absent"] = 1.0
+        named = ", ".join(unnamed)
+        reason = f"the question asks who or which, and no message or section mentions {named}"
+        return Assessment(False, reason, features=features)
+    feature = feature_unnamed(question, store, filters)
+    if feature:
+        features["feature_unnamed"] = 1.0
+        return Assessment(False, f"no message or section mentions {', '.join(feature)}", feature, features=features)
+    action = action_missing(question, evidence, weights)
+    if action is not None:
+        features["action_missing"] = 1.0
+        written = written_forms(question).get(action, action)
+        return Assessment(False, f"no passage found on this question says how to {written}", features=features)
     elsewhere = [
         term for term in terms if not any(_term_tokens(term) <= _text_units(hit.chunk.indexed_text) for hit in evidence)
     ]

@@ -17,8 +17,8 @@ START = datetime(2026, 3, 10, 7, 0, tzinfo=timezone(timedelta(hours=1)))
 SETTINGS = ThreadSettings()
 
 
-def msg(mid: str, sender: str, minute: float, text: str) -> Message:
-    return Message(mid, "c", sender, START + timedelta(minutes=minute), text)
+def msg(mid: str, sender: str, minute: float, text: str, **extra) -> Message:
+    return Message(mid, "c", sender, START + timedelta(minutes=minute), text, **extra)
 
 
 def resumed(messages: list[Message], groups: list[list[str]]) -> list[list[str]]:
@@ -72,6 +72,20 @@ def test_whoever_went_to_look_comes_back_with_a_statement() -> None:
     # Without the wait, a statement by staff an hour later is a new topic as far as structure says.
     messages[3] = msg("r4", "staff", 3, "3.1.4 是最新版")
     assert ["r5"] in resumed(messages, [["r1", "r2", "r3", "r4"], ["r5"]])
+
+
+def test_a_question_to_whoever_went_to_look_takes_the_thread_up() -> None:
+    waited = [*OVEN[:2], msg("o3", "tom", 3, "I'll ask the engineer and get back to you")]
+    chase = msg("o4", "maria", 200, "@tom any news on oven 2?", mentions=("tom",))
+    groups = [["o1", "o2", "o3"], ["f1", "f2"], ["o4"]]
+    assert resumed([*waited, *FLOUR, chase], groups) == [["f1", "f2"], ["o1", "o2", "o3", "o4"]]
+    # Asked of nobody, or of someone who did not go to look, the question is a new topic.
+    for mentions in ((), ("priya",)):
+        other = msg("o4", "maria", 200, "@tom any news on oven 2?", mentions=mentions)
+        assert ["o4"] in resumed([*waited, *FLOUR, other], groups), mentions
+    # ... and so is a question to the person who went to look, when they did not (no wait).
+    answered = [*OVEN[:2], msg("o3", "tom", 3, "the engineer comes on monday")]
+    assert ["o4"] in resumed([*answered, *FLOUR, chase], groups)
 
 
 def test_beyond_max_span_the_thread_stays_closed() -> None:

@@ -234,3 +234,118 @@ def test_report_cue() -> None:
         assert is_report(text), text
     for text in ("每周日晚12点", "我的-设置-数据导出 里面有", "it works now", "升级了 好了", "thanks, that fixed it"):
         assert not is_report(text), text
+
+
+# A player's question answered and closed with their own 「ok」; other players talk meanwhile.
+CLOSED = [
+    msg("g1", "pai", 0, "公会战匹配不到人咋回事"),
+    msg("g2", "gm", 1, "也是服务器维护影响的，维护完就正常"),
+    msg("g3", "pai", 1.5, "ok"),
+    msg("o1", "fei", 3, "有没有大佬带一下副本"),
+    msg("o2", "mu", 3.5, "我来 房间号多少"),
+]
+
+
+def test_a_question_long_after_ones_own_ok_is_a_new_topic() -> None:
+    messages = [*CLOSED, msg("n1", "pai", 20, "周年庆皮肤什么时候返场")]
+    picks = {"g1": None, "o1": None, "n1": "g3"}  # the scores join it to the speaker's own 「ok」
+    assert decode(messages, picks, rules=False)["n1"] == "g3"
+    assert decode(messages, picks)["n1"] is None
+
+
+def test_a_question_right_after_ones_own_ok_follows_it_up() -> None:
+    # Within `reopen_gap` it is a follow-up of the exchange just closed.
+    soon = 1.5 + SETTINGS.reopen_gap.total_seconds() / 60 - 0.25
+    messages = [*CLOSED[:3], msg("n1", "pai", soon, "那维护要多久？")]
+    assert decode(messages, {"g1": None, "n1": "g3"})["n1"] == "g3"
+
+
+def test_a_question_sharing_a_word_with_the_closed_exchange_stays_in_it() -> None:
+    messages = [*CLOSED, msg("n1", "pai", 20, "公会战什么时候恢复")]
+    assert decode(messages, {"g1": None, "o1": None, "n1": "g3"})["n1"] == "g3"
+
+
+def test_a_question_after_someone_elses_ok_is_not_moved_by_this_rule() -> None:
+    messages = [*CLOSED, msg("n1", "mu", 20, "周年庆皮肤什么时候返场")]
+    assert decode(messages, {"g1": None, "o1": None, "n1": "g3"})["n1"] == "g3"
+
+
+# A student asks; the TA answers; another student's exchange ends in their thanks.
+ASKED = [
+    msg("d1", "kao", 0, "作业提交截止时间是几号"),
+    msg("d2", "ta", 1.5, "每周日晚12点"),
+    msg("w1", "miao", 3, "讲义第三章的pdf打不开"),
+    msg("w2", "ta", 4, "手机端要先下载到本地再用wps打开"),
+    msg("w3", "miao", 5, "下载了 可以看了 谢谢"),
+]
+
+
+def test_an_askers_ack_thanks_the_answer_to_their_question() -> None:
+    messages = [*ASKED, msg("k", "kao", 6, "收到")]
+    picks = {"d1": None, "w1": None, "k": "w3"}  # the scores follow the other student's thanks
+    assert decode(messages, picks, rules=False)["k"] == "w3"
+    assert decode(messages, picks)["k"] == "d2"
+
+
+def test_an_ack_by_someone_who_did_not_ask_stays() -> None:
+    # kao's last message is a statement: nothing says which answer the 「收到」 takes.
+    told = [msg("d1", "kao", 0, "我明天交作业"), *ASKED[1:], msg("k", "kao", 6, "收到")]
+    assert decode(told, {"d1": None, "w1": None, "k": "w3"})["k"] == "w3"
+
+
+def test_an_ack_to_a_question_is_an_answer_and_stays() -> None:
+    messages = [*ASKED[:4], msg("w3", "miao", 5, "电脑上能打开吗？"), msg("k", "kao", 6, "收到")]
+    assert decode(messages, {"d1": None, "w1": None, "k": "w3"})["k"] == "w3"
+
+
+# Players report an outage; another player asks about tonight's event meanwhile.
+OUTAGE = [
+    msg("u1", "ye", 0, "更新完进不去了 卡在98%"),
+    msg("u2", "yu", 0.3, "我也是卡98"),
+    msg("q1", "fei", 1, "今晚活动几点开"),
+]
+
+
+def test_a_wait_answers_the_open_report() -> None:
+    messages = [*OUTAGE, msg("w", "gm", 1.5, "各位稍等，我们在排查登录问题")]
+    picks = {"u1": None, "q1": None, "w": None}  # the scores would start a thread with the wait
+    assert decode(messages, picks, rules=False)["w"] is None
+    assert decode(messages, picks)["w"] == "u2"
+
+
+def test_a_wait_with_no_report_open_is_left_alone() -> None:
+    # Only a question is open: a wait may be the start of anything (「帮我查一下这个景点」).
+    messages = [OUTAGE[2], msg("w", "gm", 1.5, "各位稍等，我们在排查登录问题")]
+    assert decode(messages, {"q1": None, "w": None})["w"] is None
+    # ... and a report the speaker is already in is theirs to go on with, not this rule's.
+    own = [*OUTAGE, msg("w", "yu", 1.5, "我看看")]
+    assert decode(own, {"u1": None, "q1": None, "w": None})["w"] is None
+
+
+SIGNUP = "周六下午2-5点 订了3号4号场 接龙 1.老K"
+
+
+def test_a_chain_copy_names_the_entry_it_extends() -> None:
+    messages = [
+        msg("s1", "k", 0, SIGNUP),
+        msg("s2", "zhou", 1, SIGNUP + " 2.小舟"),
+        msg("x1", "yy", 2, "有人知道哪里穿线便宜吗"),
+        msg("s3", "ping", 3, SIGNUP + " 2.小舟 3.萍萍"),
+        msg("n1", "k", 4, "老K:"),
+        msg("n2", "ping", 5, "老K: 好的"),  # a short line extended is no chain entry
+    ]
+    assert L.chain_copies(messages) == [-1, 0, -1, 1, -1, -1]
+
+
+def test_a_chain_copy_joins_the_signup_even_after_an_idle_hour() -> None:
+    late = SETTINGS.idle.total_seconds() / 60 + 30
+    messages = [
+        msg("s1", "k", 0, SIGNUP),
+        msg("s2", "zhou", 1, SIGNUP + " 2.小舟"),
+        msg("x1", "yy", 2, "有人知道哪里穿线便宜吗"),
+        msg("x2", "ping", 3, "馆门口那家 BG80 四十五 当场穿"),
+        msg("s3", "dong", late, SIGNUP + " 2.小舟 3.东哥"),
+    ]
+    groups, links = L.assign_learned(messages, NameIndex(messages), SETTINGS)
+    assert ["s1", "s2", "s3"] in groups
+    assert links["s3"] == "s2"

@@ -93,6 +93,23 @@ def test_the_shipped_hand_chats_parse_and_every_chat_has_a_part() -> None:
     assert all(len(set(chat.labels)) > 1 for chat in chats)
 
 
+def test_the_second_dev_set_is_all_dev_and_keeps_the_seven_hour_rule() -> None:
+    from datetime import datetime
+
+    chats = hand_chats.chats(ROOT / "benchmarks" / "data" / "hand_chats_dev2")
+    assert sorted(chat.name[:3] for chat in chats) == ["en-"] * 4 + ["zh-"] * 4
+    assert {chat.split for chat in chats} == {"dev"}
+    assert all(25 <= len(chat.messages) <= 45 for chat in chats)
+    # the labelling convention: a topic silent for more than 7 hours continues as a new thread
+    for chat in chats:
+        last: dict[str, datetime] = {}
+        for message, label in zip(chat.messages, chat.labels, strict=True):
+            sent = datetime.fromisoformat(message["sentAt"])
+            if label in last:
+                assert (sent - last[label]).total_seconds() <= 7 * 3600, (chat.name, message["messageId"])
+            last[label] = sent
+
+
 # ----------------------------------------------------------------------------- request cuts
 
 small_groups = pytest.importorskip("small_groups", reason="benchmarks/ is not importable")

@@ -14,7 +14,8 @@ cascade evaluated with numpy only:
    next stage.
 
 Decoding runs left to right: a quote always links to the quoted message (within
-`max_span` of its thread's start); otherwise the best-scoring candidate whose thread is
+`max_span` of its thread's start), and so does a 接龙 copy to the entry it extends
+(`chain_copies`); otherwise the best-scoring candidate whose thread is
 still open (idle no longer than `idle`, spanning no more than `max_span`) wins, and the
 message starts a thread when no candidate beats the self-link (scored with the model's
 `self_bias`, chosen on IRC dev). Acknowledgements and "me too"s never start a thread while
@@ -302,6 +303,7 @@ def decode(
     tails: list[int] = []  # latest message of each thread
     content: list[bool] = []  # the thread has a message that is more than a reaction
     asked: list[bool] = []  # the thread has a question
+    reported: list[bool] = []  # the thread has a report (`cues.is_report`)
     tokens = prepared.tokens
     speakers = prepared.speakers.tolist()
     parents = [-1] * n
@@ -370,6 +372,7 @@ def decode(
                     tails,
                     content,
                     asked,
+                    reported,
                     open_threads,
                 )
         if choice < 0:
@@ -381,6 +384,7 @@ def decode(
             tails.append(index)
             content.append(structure is None or not structure.slight[index])
             asked.append(structure is not None and structure.asks[index])
+            reported.append(structure is not None and structure.report[index])
         else:
             thread = thread_of[choice]
             thread_of[index] = thread
@@ -390,6 +394,7 @@ def decode(
             tails[thread] = index
             content[thread] = content[thread] or structure is None or not structure.slight[index]
             asked[thread] = asked[thread] or (structure is not None and structure.asks[index])
+            reported[thread] = reported[thread] or (structure is not None and structure.report[index])
             parents[index] = choice
     return parents
 
@@ -408,6 +413,9 @@ class Structure:
     confirm: list[bool]  # 「我也好了」, "works now", not a question
     pause: list[bool]  # comes more than `merge_gap` after the message before it
     report: list[bool]  # something is broken (`cues.is_report`)
+    closing: list[bool]  # an acknowledgement or "me too" (「ok」, 「🙏」, "+1"), not a link or code
+    times: list[float]  # seconds
+    reopen_gap: float  # `ThreadSettings.reopen_gap` in seconds
 
 
 def structure_of(prepared: F.Prepared, settings: ThreadSettings, reports: Sequence[bool] | None = None) -> Structure:
@@ -433,6 +441,9 @@ def structure_of(prepared: F.Prepared, settings: ThreadSettings, reports: Sequen
         (flag("i_confirm") & ~flag("i_question")).tolist(),
         (np.diff(prepared.times, prepend=-np.inf) > settings.merge_gap.total_seconds()).tolist(),
         list(reports) if reports is not None else [False] * len(prepared.ids),
+        (flag("i_ack") | flag("i_me_too")).tolist(),
+        prepared.times.tolist(),
+        settings.reopen_gap.total_seconds(),
     )
 
 
@@ -448,9 +459,77 @@ def small_group_choice(
     tails: Sequence[int],
     content: Sequence[bool],
     asked: Sequence[bool],
+    reported: Sequence[bool],
     open_threads: Sequence[int],
 ) -> int:
     """The parent after the small-group rules, given the scored `choice` (-1 = a new thread).
+
+    The rules of `_small_group_rules`, then three on their result (unaddressed messages only):
+
+    - a wait the scores would start a thread with (「各位稍等，我们在排查登录问题」, 「收到，何经理稍等，
+      我找技术同事看一下」) answers a report: it joins the latest open thread with a report by
+      others, one the speaker has not spoken in (a wait by the reporter's own side is theirs);
+    - a question or report that would join the speaker's own acknowledgement or "me too"
+      (「ok」, 「🙏」, "+1"), more than `reopen_gap` after it and sharing no word with its thread,
+      opens a new topic: the speaker closed that exchange themselves (「公会战匹配不到人」 …
+      「ok」 … 20 min … 「周年庆皮肤什么时候返场」). Within the gap it is a follow-up (「好的谢谢」
+      … 「那附近有什么景点？」, a link then "can someone help me with this?");
+    - an acknowledgement by someone who asked a question last (「作业提交截止时间是几号」), put
+      by the scores into a thread they are not in, thanks whoever answered that question: it
+      joins the answer, the latest message of the asker's own open thread when someone else
+      wrote it (「收到」 to 「每周日晚12点」, not to another user's 「可以看了 谢谢」). A
+      reaction to a question ("sure") is an answer and stays.
+    """
+    choice = _small_group_rules(
+        index, choice, structure, speakers, tokens, thread_of, members, words, tails, content, asked, open_threads
+    )
+    if structure.addressed[index]:
+        return choice
+    me = speakers[index]
+    if choice < 0:
+        if not structure.wait[index]:
+            return choice
+        waiting = [thread for thread in open_threads if reported[thread] and me not in members[thread]]
+        return tails[max(waiting, key=tails.__getitem__)] if waiting else choice
+    if (
+        (structure.asks[index] or structure.report[index])
+        and speakers[choice] == me
+        and structure.closing[choice]
+        and structure.times[index] - structure.times[choice] > structure.reopen_gap
+        and not (tokens[index] & words[thread_of[choice]])
+    ):
+        return -1
+    own = structure.previous_own[index]
+    if (
+        structure.reaction[index]
+        and not structure.me_too[index]
+        and not structure.asks[choice]
+        and own >= 0
+        and structure.asks[own]
+        and me not in members[thread_of[choice]]
+        and thread_of[own] in open_threads
+    ):
+        answer = tails[thread_of[own]]
+        if speakers[answer] != me and not structure.slight[answer]:
+            return answer
+    return choice
+
+
+def _small_group_rules(
+    index: int,
+    choice: int,
+    structure: Structure,
+    speakers: Sequence[int],
+    tokens: Sequence[frozenset[str]],
+    thread_of: Sequence[int],
+    members: Sequence[set[int]],
+    words: Sequence[set[str]],
+    tails: Sequence[int],
+    content: Sequence[bool],
+    asked: Sequence[bool],
+    open_threads: Sequence[int],
+) -> int:
+    """The parent after the rules below, given the scored `choice` (-1 = a new thread).
 
     Only for unaddressed messages (whom a message names decides, see `decode`):
 
@@ -585,12 +664,39 @@ def reports_of(messages: Sequence[Message]) -> list[bool]:
 
 
 def quoted_indices(messages: Sequence[Message], prepared: F.Prepared) -> list[int]:
+    """Per message, the earlier message it quotes, else the 接龙 entry it copies (`chain_copies`), else -1."""
     position = {message_id: index for index, message_id in enumerate(prepared.ids)}
     quoted = []
-    for index, message in enumerate(messages):
+    for index, (message, copied) in enumerate(zip(messages, chain_copies(messages), strict=True)):
         target = position.get(message.reply_to, -1) if message.reply_to else -1
-        quoted.append(target if target < index else -1)
+        quoted.append(target if 0 <= target < index else copied)
     return quoted
+
+
+CHAIN_HEAD = 20  # characters an entry needs (a bare "nick:" or "name, yes" is no chain entry)
+
+
+def chain_copies(messages: Sequence[Message], window: int = 50) -> list[int]:
+    """Per message, the latest of the previous `window` messages whose whole text it begins with
+    and extends, -1 if none. A 接龙 sign-up in Chinese groups is passed on that way (「周六下午
+    打球 接龙 1.老K 2.小舟」 → 「... 3.萍萍」), often after other topics or an hour later: the copy
+    answers the entry it copies as a quote would."""
+    texts = [(message.text or "").strip() for message in messages]
+    by_head: dict[str, list[int]] = {}
+    out = []
+    for index, text in enumerate(texts):
+        found = -1
+        if len(text) > CHAIN_HEAD:
+            earlier = by_head.setdefault(text[:CHAIN_HEAD], [])
+            for prior in reversed(earlier):
+                if index - prior > window:
+                    break
+                if len(texts[prior]) < len(text) and text.startswith(texts[prior]):
+                    found = prior
+                    break
+            earlier.append(index)
+        out.append(found)
+    return out
 
 
 def prepare_conversation(messages: Sequence[Message], names: NameIndex, settings: ThreadSettings) -> F.Prepared:

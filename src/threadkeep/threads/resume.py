@@ -5,8 +5,9 @@ hour later is usually a new topic. In a small group people come back to the same
 later ("sensor replaced, oven 2 is back up", 「验真好了 能用了」) with no quote or mention to say so.
 What does say so is the evidence: the new thread's first message is a confirmation ("works now",
 「好了」), or a statement by someone whose last line in an earlier, closed thread was a wait ("let
-me check", 「我看看」); it is by one of that thread's people, neither a question nor a new report;
-and it shares a word with that thread that no other thread used in the meantime. Then the new
+me check", 「我看看」), or a question to whoever went to look there (「@客服 小组件那个有消息了吗」
+after 「我反馈给研发，有消息告诉你」); it is by one of that thread's people, no other question and
+no new report; and it shares a word with that thread that no other thread used in the meantime. Then the new
 thread continues the earlier one, within `max_span` of its start. (Chosen on the dev corpora:
 letting any statement by the thread's starter resume it merged new topics on IRC and in the hand
 chats.)
@@ -66,9 +67,13 @@ def _paused_thread(
     """The thread that the message at `opener` takes up again, if the evidence says so."""
     message = messages[opener]
     text = message.text or ""
-    if not text or asks(text) or is_report(text):
+    if not text or is_report(text):
         return None
-    confirms = is_confirmation(text)
+    # A question takes a thread up only when it asks whoever went to look there; any other is a new topic.
+    chasing = set(message.mentions) if asks(text) else None
+    if chasing is not None and not chasing:
+        return None
+    confirms = chasing is None and is_confirmation(text)
     now = message.sent_at
     # Threads are listed in the order they started: the first one too old ends the search.
     for number in range(len(threads) - 1, -1, -1):
@@ -78,7 +83,13 @@ def _paused_thread(
         if now - messages[thread[-1]].sent_at <= settings.idle:
             continue
         own = [index for index in thread if messages[index].sender == message.sender]
-        if not own or not (confirms or is_wait(messages[own[-1]].text or "")):
+        if not own:
+            continue
+        if chasing is not None:
+            waited = [index for index in thread if messages[index].sender in chasing]
+            if not waited or not is_wait(messages[waited[-1]].text or ""):
+                continue
+        elif not (confirms or is_wait(messages[own[-1]].text or "")):
             continue
         shared = words(opener) & frozenset().union(*map(words, thread))
         for index in range(thread[0], opener):

@@ -41,6 +41,7 @@ class ThreadSettings:
     continue_gap: timedelta = timedelta(minutes=5)  # going on in the thread you just spoke in
     starter_gap: timedelta = timedelta(minutes=30)  # an asker coming back to their own thread
     unanswered_gap: timedelta = timedelta(minutes=2)  # a free speaker answering a fresh question
+    reopen_gap: timedelta = timedelta(minutes=1)  # a question this long after one's own "ok" is a new topic
     assigner: str = "learned"  # "learned" (threads/learned.py) or "rules" (this module, the fallback)
     resume_paused: bool = True  # threads/resume.py: a closed thread taken up again after a pause
 

@@ -1,0 +1,5 @@
+"""`python -m threadkeep`: the same command as `threadkeep`, for environments without the script on PATH."""
+
+from threadkeep.cli import run
+
+run()
