@@ -15,8 +15,17 @@ from click.testing import CliRunner
 
 from conftest import write_bundle
 from threadkeep.answer import NOT_AN_ANSWER
-from threadkeep.answer_types import asked_types, count_value
-from threadkeep.answerability import ABOUT_SOMEONE_ELSE, AGREEMENT_STANDOUT, action_asked, agrees, codes, standout
+from threadkeep.answer_types import asked_types, count_value, standard_question
+from threadkeep.answerability import (
+    ABOUT_SOMEONE_ELSE,
+    AGREEMENT_STANDOUT,
+    action_asked,
+    agrees,
+    codes,
+    question_units,
+    resegmented,
+    standout,
+)
 from threadkeep.api import KnowledgeBase
 from threadkeep.cli import main
 from threadkeep.embed import HashEmbedder
@@ -556,3 +565,129 @@ def test_which_plan_needs_a_plan_named_where_the_rest_of_the_question_is(tmp_pat
     assert locker.status == "answered", locker.reason
     assert parking.status == "no_answer" and "plan" in parking.reason
     assert asked_types("What plans does Jon have after the networking event?") == []  # his intentions
+
+
+def test_colloquial_asking_words_and_potential_complements_are_read_as_what_they_ask():
+    # 啥 is 什么 and 咋 is 怎么: 啥版本 asks for a version as 什么版本 does.
+    assert standard_question("李哥家的扫地机是啥版本") == "李哥家的扫地机是什么版本"
+    assert [kind.asked for kind in asked_types(standard_question("李哥家的扫地机是啥版本"))] == ["a version"]
+    assert standard_question("机器回不去充电了咋整") == "机器回不去充电了怎么办"
+    # 怎么回事 asks; 连不上 is about 连 (a passage says 连到 / 连接), not about 不上.
+    units = question_units(standard_question("扫地机连不上家里的wifi咋回事"))
+    assert "连" in units and not units & {"回事", "怎么回事", "连不", "不上"}
+    assert "装" in question_units("客户端装不上") and "不了" not in question_units("机器开不了机")
+
+
+def test_a_duration_written_in_words_or_with_a_qualifier_answers_how_long(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "policy.md").write_text(
+        "# 售后政策\n\n## 换新\n\n仓库收到旧机后三个工作日内发出新机。\n\n"
+        "## 退货\n\n未拆封可无理由退货，运费由买家承担。\n",
+        encoding="utf-8",
+    )
+    (docs / "reset.md").write_text(
+        "# Quick start\n\n## Factory reset\n\nHold the reset pin for 15 seconds until the light blinks red.\n\n"
+        "## Replacements\n\nWe ship replacements within 1-2 business days.\n",
+        encoding="utf-8",
+    )
+    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as manual:
+        manual.ingest(docs)
+        swap = manual.ask("换新要等几天才发新机", now=NOW)
+        refund = manual.ask("退货要等几天才退款", now=NOW)
+        hold = manual.ask("how long do I hold the reset pin", now=NOW)
+        ship = manual.ask("how long until replacements ship", now=NOW)
+    assert swap.status == "answered", swap.reason
+    assert refund.status == "no_answer" and "duration" in refund.reason
+    assert hold.status == "answered", hold.reason
+    assert ship.status == "answered", ship.reason
+
+
+def test_a_word_jieba_cut_across_a_word_the_store_holds_is_re_cut(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "manual.md").write_text(
+        "# 扫地机说明书\n\n## 充电\n\n充满电约需 4 小时，满电可连续清扫约 150 分钟。\n\n"
+        "## 禁区\n\n在地图页可以画禁区，最多设置 10 个禁区。\n",
+        encoding="utf-8",
+    )
+    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as manual:
+        manual.ingest(docs)
+        # jieba cuts 满 / 电能 / 扫: no passage holds 电能, one holds 满电.
+        assert resegmented("满电能扫多久", manual.store, SearchFilters()) == "满电 能扫多久"
+        # 能设 is the modal 能 glued to 设.
+        assert resegmented("能设几个禁区", manual.store, SearchFilters()) == "能 设几个禁区"
+        # A word no passage holds whose neighbours are no content words stays what it is: 分贝 after 多少.
+        assert resegmented("噪音有多少分贝", manual.store, SearchFilters()) == "噪音有多少分贝"
+        lasts = manual.ask("满电能扫多久", now=NOW)
+        zones = manual.ask("能设几个禁区", now=NOW)
+        noise = manual.ask("扫地的时候噪音有多少分贝", now=NOW)
+    assert lasts.status == "answered", lasts.reason
+    assert zones.status == "answered", zones.reason
+    assert noise.status == "no_answer"
+
+
+def test_a_members_reply_stating_the_value_answers_a_question_about_them(tmp_path):
+    members = [
+        {"senderRef": "zhou", "displayName": "周女士"},
+        {"senderRef": "li", "displayName": "李哥"},
+        {"senderRef": "chen", "displayName": "陈同学"},
+    ]
+    messages = [
+        chat("m1", "zhou", "2026-05-14T09:00:00+08:00", "我家是 X3 Pro，李哥你家的是哪款"),
+        chat("m2", "li", "2026-05-14T09:12:00+08:00", "我的是 X3 标准版，集尘座是单买的"),
+        chat("m3", "chen", "2026-05-15T10:00:00+08:00", "扫地机地图老是丢，每次都要重新建图"),
+        chat("m4", "zhou", "2026-05-15T10:10:00+08:00", "升级固件以后扫地机地图会保存在云端"),
+    ]
+    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as group:
+        group.ingest(write_bundle(tmp_path / "bundle", messages, members))
+        # 李哥家 is cut 李哥 / 哥家: 哥家 is no missing thing when 李哥 is in the store; 李哥's reply states an
+        # edition, though it does not say 扫地机.
+        li = group.ask("李哥家的扫地机是啥版本", now=NOW)
+        chen = group.ask("陈同学家的扫地机是啥版本", now=NOW)
+    assert li.status == "answered", li.reason
+    assert any("标准版" in c.excerpt for c in li.chat)
+    assert chen.status == "no_answer"
+
+
+def test_how_high_or_big_needs_a_measurement_and_an_email_question_an_address(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "manual.md").write_text(
+        "# 扫地机说明书\n\n## 拖地\n\n水箱容量 300 毫升，出水量分低、中、高三档。\n\n"
+        "## 越障\n\n遇到门槛时机器会减速，请保持门槛两侧干燥。\n",
+        encoding="utf-8",
+    )
+    (docs / "contacts.md").write_text(
+        "# Contacts\n\n## Support\n\nEmail support at help@lumo.example, replies within a day.\n\n"
+        "## Engineering\n\nRaj leads the firmware team and answers in the community chat.\n",
+        encoding="utf-8",
+    )
+    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as manual:
+        manual.ingest(docs)
+        tank = manual.ask("水箱多大", now=NOW)
+        sill = manual.ask("扫地机能爬多高的门槛", now=NOW)
+        support = manual.ask("what is the support email", now=NOW)
+        raj = manual.ask("what is the engineering team's email", now=NOW)
+    assert tank.status == "answered", tank.reason
+    assert sill.status == "no_answer" and "measurement" in sill.reason
+    assert support.status == "answered", support.reason
+    assert raj.status == "no_answer" and "email" in raj.reason
+    # 多长时间 asks for a duration, 多大年纪 for an age: neither is a measurement.
+    assert [kind.asked for kind in asked_types("充满电要多长时间")] == ["a duration"]
+    assert "a measurement" not in [kind.asked for kind in asked_types("他多大年纪")]
+
+
+def test_can_it_connect_to_x_needs_x_named_whole(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "app.md").write_text(
+        "# 扫地机 App\n\n## 配网\n\n扫地机只能连接 2.4G 的 wifi，不支持 5G 频段；连上以后可以在 App 里远程控制。\n",
+        encoding="utf-8",
+    )
+    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as app:
+        app.ingest(docs)
+        wifi = app.ask("扫地机能连wifi吗", now=NOW)
+        speaker = app.ask("扫地机能连小爱音箱吗", now=NOW)
+    assert wifi.status == "answered", wifi.reason
+    assert speaker.status == "no_answer" and "小爱" in speaker.reason

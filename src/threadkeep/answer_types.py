@@ -1,5 +1,6 @@
 """What a question asks for: the kinds of value (a price, a duration, a time, a version, a plan, a phone
-number, a code or password, a number of things) a passage about its subject must state to answer it.
+number, an email address, a code or password, a measurement, a number of things) a passage about its subject
+must state to answer it, and the question with colloquial asking words in their standard form.
 
 A section naming the product but no price does not answer "how much is it"; a section naming the firmware
 but no version string does not answer "which version". `threadkeep.answerability` reads the evidence for
@@ -43,10 +44,9 @@ _COUNT_ASKING = re.compile(
     re.I,
 )
 _NUMBER = r"(?:\d+(?:[.,]\d+)*|[一二两三四五六七八九十百千万]+)"
-_NUMBER_WORD = re.compile(
-    rf"{_NUMBER}|\b(?:once|twice|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|dozens?|couple)\b",
-    re.I,
-)
+# Numbers written as words, for counts ("two phone booths") and durations ("two weeks", "a day").
+_EN_NUMBERS = r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|a few|several"
+_NUMBER_WORD = re.compile(rf"{_NUMBER}|\b(?:once|twice|{_EN_NUMBERS}|dozens?|couple)\b", re.I)
 _WEEKDAY = r"(?:周|星期|礼拜)[一二三四五六日天末]"
 _MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december"
 _DAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
@@ -54,6 +54,19 @@ _DAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
 _PAST = re.compile(r"\b(?:did|was|were|had|happened)\b|(?:了|过|的)[吗呢]?[?？]?\s*$", re.I)
 # How long something took: a past question, or 了 before the asking words (等了多久, 修了几个小时).
 _TOOK = re.compile(rf"{_PAST.pattern}|[了过](?:多久|多长|几|多少)", re.I)
+
+
+# Colloquial ways of asking, as the standard words the rules read: 咋 is 怎么, 啥 is 什么 (咋整 / 咋办 / 咋弄 ask
+# what to do, as 怎么办 does).
+_COLLOQUIAL = (("咋整", "怎么办"), ("咋办", "怎么办"), ("咋弄", "怎么办"), ("咋", "怎么"), ("啥", "什么"))
+
+
+def standard_question(question: str) -> str:
+    """The question with colloquial asking words in their standard form (啥版本 asks for a version as 什么版本
+    does; 咋回事 is 怎么回事)."""
+    for colloquial, standard in _COLLOQUIAL:
+        question = question.replace(colloquial, standard)
+    return question
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,10 +96,13 @@ _EDITION = (
     r"[\u4e00-\u9fff]版(?!本)|\b[A-Z]\w* (?:edition|plan|tier|version|membership|pass)\b|[\u4e00-\u9fff]{1,4}套餐"
 )
 _VERSION_ASKING = re.compile(r"(?:哪个|什么|哪一个)版本|版本号|\b(?:which|what) version\b", re.I)
+# A duration however its number and unit are written: "3 天", 三个工作日, 十五天, 两周, 10秒, "48 hours",
+# "1-2 business days", "a week", "15 seconds".
 _DURATION = re.compile(
-    r"\d\s*(?:天|日|小时|分钟|周|星期|个月|月|年|days?|hours?|minutes?|weeks?|months?|years?)"
-    r"|[一两二三四五六七八九十半](?:天|小时|分钟|周|个月|年)|当天|终身|永久"
-    r"|\b(?:a|an|one|two|three|four|five|six|seven|ten) (?:days?|hours?|weeks?|months?|years?)\b"
+    r"(?:\d|[一两二三四五六七八九十百半])\s*个?\s*(?:天|日|小时|分钟|秒|周|星期|礼拜|月|年|工作日|自然日)"
+    r"|当天|当日|终身|永久"
+    rf"|(?:\b(?:a|an|{_EN_NUMBERS})\s+|\d\s*(?:-\s*\d+\s*)?)(?:(?:business|working|calendar|full)\s+)?"
+    r"(?:days?|hours?|hrs?|minutes?|mins?|seconds?|secs?|weeks?|months?|years?)\b"
     r"|same day|overnight|\bforever\b|\blifetime\b",
     re.I,
 )
@@ -162,6 +178,34 @@ ANSWER_TYPES = (
         re.compile(r"(?:手机|电话)号?码?(?:是)?多少|号码是|联系电话|\b(?:what|which)(?:'s| is) .*phone number", re.I),
         re.compile(r"手机号?码?|电话号?码?|号码|多少|\bphone number\b", re.I),
         re.compile(r"\d[\d*\- ]{6,}\d"),
+    ),
+    AnswerType(
+        # "Raj's email" asks for an address; "how do I change my email" does not.
+        "an email address",
+        re.compile(r"(?:邮箱|电子邮件)(?:地址)?(?:是)?(?:多少|什么)|\bwhat(?:'s| is) .*\be-?mail(?: address)?\b", re.I),
+        re.compile(r"邮箱|电子邮件|地址|是?多少|什么|\bwhat(?:'s| is)?\b|\be-?mail\b|\baddress\b", re.I),
+        re.compile(r"[\w.+-]+@[\w-]+\.[\w.]+"),
+    ),
+    AnswerType(
+        # How high, big, heavy or far: a number with a unit of measure (门槛多高 is not answered by a section on
+        # 门槛 without one; 水箱多大 by "300 毫升"). 多长 of 多长时间 asks for a duration.
+        "a measurement",
+        re.compile(
+            r"多高|多大(?!年纪|岁)|多重|多远|多宽|多厚|多长(?!时间)|多少(?:厘米|毫米|米|公斤|克|毫升|升|平方|寸)"
+            r"|\bhow (?:big|tall|high|heavy|far|wide|large|thick)\b|\bin (?:metres|meters|cm|inches|feet)\b",
+            re.I,
+        ),
+        re.compile(
+            r"多高|多大|多重|多远|多宽|多厚|多长|多少|\bhow (?:big|tall|high|heavy|far|wide|large|thick)\b"
+            r"|\bin (?:metres|meters|cm|inches|feet)\b",
+            re.I,
+        ),
+        re.compile(
+            r"\d\s*(?:厘米|毫米|公里|千米|米|公斤|千克|克|毫升|升|平方米|平米|寸|英寸|GB|TB|MB|mAh|瓦|W\b)"
+            r"|\d\s*(?:cm|mm|km|kg|g|ml|l|m|m2|sq ?m|in|ft|lbs?|inch(?:es)?|feet|foot|metres?|meters?|litres?|liters?"
+            r"|grams?|kilos?|pounds?|square (?:metres|meters|feet))\b",
+            re.I,
+        ),
     ),
     AnswerType(
         # "What is the gate code" asks for the code itself; 虚位密码是什么 asks what a kind of password is.

@@ -8,9 +8,12 @@ languages and chunk types, so the decision reads what was retrieved:
 - each question word is weighted by how few passages of the store hold it; when most of that
   weight is in words no passage holds, the store lacks the topic ("no message or section
   mentions 退款");
-- a question asking for a price, a duration, a time or date, a version, a plan, a phone number, a code or
-  password or how many needs a passage about its subject that states one (for a count, with the thing
-  counted: 多少张 is not answered by "100 个指纹");
+- a question asking for a price, a duration, a time or date, a version, a plan, a phone number, an email
+  address, a code or password, a measurement or how many needs a passage about its subject that states one
+  (for a count, with the thing counted: 多少张 is not answered by "100 个指纹"); asked of one chat member, a
+  passage by or about them (their reply stating it is cited);
+- the question is read with colloquial asking words standardised (啥 -> 什么, 咋 -> 怎么) and re-cut where
+  jieba cut across a word the store holds (满电能扫 -> 满电 能扫); a potential complement is its verb (装不上);
 - a question about one chat member needs a passage by or about them among those covering its other
   words (what Ben said of his shoe size does not answer a question about Maya's);
 - a chat thread that only asks (every line a question, an acknowledgement or a "me too") answers nothing;
@@ -38,7 +41,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import rjieba
 
-from threadkeep.answer_types import CODE, MIN_SUBJECT, AnswerType, asked_types
+from threadkeep.answer_types import CODE, MIN_SUBJECT, AnswerType, asked_types, standard_question
 from threadkeep.model import Hit
 from threadkeep.search import Retrieval
 from threadkeep.store import SearchFilters, Store
@@ -79,6 +82,12 @@ ABOUT_SOMEONE_ELSE = "about_someone_else"
 # jieba part-of-speech tags of Chinese words that carry a topic: nouns, verbs, adjectives, distinguishing
 # words, idioms, abbreviations (adverbs, numerals, pronouns, conjunctions and particles do not).
 _CONTENT_TAGS = frozenset("nvabijlz")
+# A verb's potential complement says whether the action succeeds, not what it is: 装不上 is about 装 (安装), 连不上
+# about 连 (连接), 回不去 about 回; a 不了 jieba cuts off on its own (开 / 不了 / 机) carries no topic.
+_COMPLEMENT = re.compile(r"^(?P<verb>[\u4e00-\u9fff])[不得](?:了|上|到|动|开|出|进|住|起|来|去|下|掉|成|着|见)$")
+_BARE_COMPLEMENTS = frozenset("不" + complement for complement in "了上到动开出进住起来去下掉成着")
+# Chinese ways of asking that jieba tags as idioms or nouns: they ask, and name no topic a passage must hold.
+_ASKING_WORDS = frozenset({"怎么回事", "回事", "怎么办", "什么意思", "多长时间"})
 _GREETINGS = ("hey", "hi", "hello", "thanks", "thank you", "dear", "oh", "wow", "yes", "yeah", "congrats")
 
 
@@ -93,6 +102,11 @@ class Assessment:
     notes: dict[str, str] = field(default_factory=dict)
     features: dict[str, float] = field(default_factory=dict)
     weights: dict[str, float] = field(default_factory=dict)  # question unit -> rarity weight
+    # The question as the decision read it: colloquial asking words standardised, re-cut where jieba's cut held
+    # a word no passage holds (what `citable` reads the weights against).
+    question: str = ""
+    # Passages the decision found stating the answer in other words (a member's reply giving the asked value).
+    stating: list[str] = field(default_factory=list)
 
 
 def codes(question: str) -> list[str]:
@@ -145,9 +159,50 @@ def question_units(question: str) -> set[str]:
     for word, tag in rjieba.tag(question):
         if not has_cjk(word):
             units.update(token for token in content_tokens(word) if token not in _DATE_TOKENS and not token.isdigit())
-        elif tag[:1] in _CONTENT_TAGS and word not in STOPWORDS:
-            units.update(_chinese_units(word))
+        elif tag[:1] in _CONTENT_TAGS and word not in STOPWORDS and word not in _ASKING_WORDS | _BARE_COMPLEMENTS:
+            complement = _COMPLEMENT.match(word)
+            units.update([complement["verb"]] if complement else _chinese_units(word))
     return units
+
+
+def resegmented(question: str, store: Store, filters: SearchFilters, hits: list[Hit] = ()) -> str:
+    """The question re-cut where jieba joined a character to the wrong neighbour: 满电能扫多久 is cut 满 / 电能 / 扫,
+    and when no passage holds 电能 but one holds 满电, the question is read as 满电 能扫多久 (a space between); a
+    modal glued to its verb (能设 of 能设几个禁区) is cut off it."""
+    if not has_cjk(question):
+        return question
+    texts = [hit.chunk.indexed_text or hit.chunk.text for hit in hits]
+
+    def held(unit: str) -> bool:
+        return any(unit in text for text in texts) or bool(store.lexical_candidates(unit, 1, filters))
+
+    def held_word(pair: str) -> bool:
+        # The moved character must make a word, not any pair a passage happens to hold (请退 of 请退出).
+        return rjieba.cut(pair) == [pair] and held(pair)
+
+    def topical(word: str, tag: str) -> bool:
+        return has_cjk(word) and tag[:1] in _CONTENT_TAGS and word not in STOPWORDS
+
+    # Only a character of a neighbouring content word moves: 的 / 多少 glue to anything (的工, 少分 are in many
+    # passages), 满 of 满电 does not.
+    words = rjieba.tag(question)
+    cuts = []
+    start = 0
+    for i, (word, tag) in enumerate(words):
+        end = start + len(word)
+        if len(word) == 2 and topical(word, tag) and not held(word):
+            before = words[i - 1] if i else ("", "")
+            after = words[i + 1] if i + 1 < len(words) else ("", "")
+            if (topical(*before) and held_word(before[0][-1] + word[0])) or (
+                topical(*after) and held_word(word[1] + after[0][0])
+            ):
+                cuts.append(start + 1)
+            elif tag.startswith("v") and word[0] in STOPWORDS:
+                cuts.append(start + 1)  # a modal glued to its verb: 能设 is 能 设
+        start = end
+    for cut in reversed(cuts):
+        question = f"{question[:cut]} {question[cut:]}"
+    return question
 
 
 def absent_nouns(question: str, weights: dict[str, float]) -> list[str]:
@@ -204,6 +259,15 @@ def rarity(store: Store, question: str, filters: SearchFilters, hits: list[Hit] 
         passages = len(store.lexical_candidates(written.get(unit, unit), RARITY_CAP, filters))
         passages = passages or sum(unit in units for units in texts)
         weights[unit] = float(np.log((RARITY_CAP + 1) / (passages + 1)) + 1.0)
+    # A part no passage holds that shares a character with a part passages do hold, of the same word, is
+    # another cut of those characters, not a missing thing: 哥家 of 李哥家 when 李哥 is in the store. It weighs
+    # nothing.
+    for word in dict.fromkeys(word for word, _ in rjieba.tag(question) if has_cjk(word) and len(word) > 2):
+        parts = [unit for unit in _chinese_units(word) if len(unit) >= 2 and unit in weights]
+        held = [unit for unit in parts if weights[unit] < ABSENT_WEIGHT]
+        for unit in parts:
+            if weights[unit] >= ABSENT_WEIGHT and any(set(unit) & set(other) for other in held):
+                weights[unit] = 0.0
     return weights
 
 
@@ -377,7 +441,7 @@ _HOW_TO = re.compile(
     r"|(?:怎么|如何|怎样)(?:才能|才|能|可以|去|来)?(?P<zh>[\u4e00-\u9fff]+)",
     re.I,
 )
-_GENERIC_ACTIONS = frozenset(content_tokens("fix solve handle deal do get make use stop work")) | frozenset(
+_GENERIC_ACTIONS = frozenset(content_tokens("fix solve handle deal do get give make use stop work")) | frozenset(
     ["办", "弄", "搞", "做", "整", "用", "处理", "解决", "操作", "回事", "样"]
 )
 
@@ -416,10 +480,10 @@ def choice_unnamed(question: str, weights: dict[str, float]) -> list[str]:
 
 
 # A question whether something supports or works with a feature, an app or a way of paying names it whole:
-# 支持快充吗, 可以用支付宝交吗 ("支付" of 微信支付 is no 支付宝), "does the kiosk support Apple Pay" ("work with"
-# is left out: "Who did John work with to raise funds" asks about people).
+# 支持快充吗, 可以用支付宝交吗, 能连小爱同学吗 ("支付" of 微信支付 is no 支付宝), "does the kiosk support Apple Pay"
+# ("work with" is left out: "Who did John work with to raise funds" asks about people).
 _FEATURE_ASKED = re.compile(
-    r"(?:支持|兼容|能用|可以用|能不能用|可不可以用)(?P<zh>[^吗么？?，,。]+)(?:吗|么)"
+    r"(?:支持|兼容|(?:能|可以|能不能|可不可以)(?:用|连接|连|接入|接|配合))(?P<zh>[^吗么？?，,。]+)(?:吗|么)"
     r"|\b(?:supports?|compatible with)\b (?P<en>[^?.,]+)",
     re.I,
 )
@@ -488,12 +552,29 @@ def about_nobody_found(
     covering = [hit for hit in evidence if coverage(rest, hit, weights) >= MIN_COVERAGE]
     if not covering or any(involves(hit, speaker, parts) for hit in covering):
         return None
+    if member_statements(question, speaker, parts, evidence):
+        return None
     return min(parts, key=len)
+
+
+def member_statements(question: str, speaker: str, parts: set[str], evidence: list[Hit]) -> list[Hit]:
+    """The passages by or about the member a value question names that state a value of each asked kind: they
+    are about the question whatever words they use ("我的是 X3 标准版" answers 李哥家的扫地机是什么版本)."""
+    kinds = asked_types(question)
+    if not kinds:
+        return []
+    return [
+        hit
+        for hit in evidence
+        if involves(hit, speaker, parts)
+        and all(kind.value.search(_TIMESTAMP.sub("", hit.chunk.text)) for kind in kinds)
+    ]
 
 
 def assess(question: str, retrieval: Retrieval, store: Store, filters: SearchFilters | None = None) -> Assessment:
     filters = filters or SearchFilters()
     hits = retrieval.hits
+    question = resegmented(standard_question(question), store, filters, hits)
     terms = codes(question)
     # A speaker's name need not occur in what they said.
     speakers = {who.split()[0] for hit in hits for who, _ in _speaker_lines(hit) if who}
@@ -527,7 +608,11 @@ def assess(question: str, retrieval: Retrieval, store: Store, filters: SearchFil
         "terms": float(len(terms)),
         "missing": float(len(missing)),
     }
-    features["absent_noun"] = float(bool(absent_nouns(question, weights)))
+    # The words asking for a value (版本 of 什么版本, 费用) are no thing the store must name.
+    asked_subject = question
+    for kind in asked_types(question):
+        asked_subject = kind.asking.sub(" ", asked_subject)
+    features["absent_noun"] = float(bool(absent_nouns(asked_subject, weights)))
     features["absent_chinese_words"] = float(sum(has_cjk(unit) and len(unit) >= 2 for unit in absent))
     if missing:
         named = ", ".join(missing)
@@ -537,6 +622,9 @@ def assess(question: str, retrieval: Retrieval, store: Store, filters: SearchFil
     if person is not None:
         features["about_nobody_found"] = 1.0
         return Assessment(False, f"no passage found on this question is by or about {person}", features=features)
+    # A value asked of one member is stated by or about them: the edition 李哥 gave is not 陈同学's.
+    member = person_asked(question, chat_speakers(store, retrieval))
+    valued = [hit for hit in evidence if involves(hit, *member)] if member else evidence
     for kind in asked_types(question):
         # A value stated for the thing without the question's qualifier is not its value: 地下车位's rent
         # does not answer 地面车位月租多少钱.
@@ -546,7 +634,7 @@ def assess(question: str, retrieval: Retrieval, store: Store, filters: SearchFil
             named = ", ".join(elsewhere_nouns)
             reason = f"the question asks for {kind.asked} for {named}, and no message or section mentions {named}"
             return Assessment(False, reason, features=features)
-        if not states(question, kind, evidence, weights):
+        if not states(question, kind, valued, weights):
             features["answer_type_missing"] = 1.0
             reason = f"the question asks for {kind.asked} and no passage found states one for it"
             return Assessment(False, reason, features=features)
@@ -582,9 +670,10 @@ def assess(question: str, retrieval: Retrieval, store: Store, filters: SearchFil
         elif features["absent_share"] >= DOUBTFUL_ABSENT:
             reason = "no message or section mentions " + ", ".join(absent_words(question, absent))
         elif features.get("absent_noun") or features.get("absent_chinese_words", 0.0) >= 2:
-            named = absent_nouns(question, weights) or absent_words(question, absent)
+            named = absent_nouns(asked_subject, weights) or absent_words(question, absent)
             reason = "no message or section mentions " + ", ".join(named)
-    return Assessment(answerable, reason, [], flags, notes, features, weights)
+    stating = [hit.chunk.id for hit in member_statements(question, *member, evidence)] if member else []
+    return Assessment(answerable, reason, [], flags, notes, features, weights, question, stating)
 
 
 def absent_words(question: str, absent_units: list[str]) -> list[str]:
@@ -618,6 +707,7 @@ def decide(features: dict[str, float]) -> bool:
 def citable(question: str, hits: list[Hit], assessment: Assessment) -> list[Hit]:
     """The hits an answer cites: those holding the question's codes that cover enough of its rarer words or
     are top dense passages, and score at least half the best hit of their source; at least the best hit."""
+    question = assessment.question or standard_question(question)
     wanted = [_term_tokens(term) for term in codes(question)]
     best: dict[str, float] = {}
     for hit in hits:
@@ -632,4 +722,5 @@ def citable(question: str, hits: list[Hit], assessment: Assessment) -> list[Hit]
             or (hit.dense_rank is not None and hit.dense_rank < AGREEMENT_RANKS)
         )
     ]
-    return chosen or hits[:1]
+    stating = [hit for hit in hits if hit.chunk.id in assessment.stating]
+    return stating + [hit for hit in chosen if hit not in stating] or hits[:1]
