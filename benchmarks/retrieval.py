@@ -60,11 +60,14 @@ def main() -> None:
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--limit", type=int, default=0, help="only the first N queries")
     parser.add_argument("--label", default="")
+    parser.add_argument("--qids", default="", help="only these queries, comma-separated, in this order")
     parser.add_argument(
         "--half-life-days", type=float, default=None, help="chat time decay (default: the product's half-life)"
     )
     parser.add_argument("--decay-floor", type=float, default=None, help="least relevance an old chat chunk keeps")
     parser.add_argument("--dense-weight", type=float, default=None, help="dense share of the fused relevance")
+    parser.add_argument("--repeat-factor", type=float, default=None, help="share kept per higher hit of a source")
+    parser.add_argument("--off-time-factor", type=float, default=None, help="share kept outside a named time")
     parser.add_argument("--split", choices=["tune", "heldout"], default=None, help="only one part of the split")
     parser.add_argument("--stores", type=Path, default=None, help="reuse stores here (default runs/stores/LABEL)")
     parser.add_argument("--skip-missing", action="store_true", help="skip queries whose store is not built yet")
@@ -74,6 +77,9 @@ def main() -> None:
     queries = [json.loads(line) for line in (BENCH / args.dataset / "queries.jsonl").open(encoding="utf-8")]
     if args.split:
         queries = [query for query in queries if split_of(query["qid"]) == args.split]
+    if args.qids:
+        by_qid = {query["qid"]: query for query in queries}
+        queries = [by_qid[qid] for qid in args.qids.split(",") if qid in by_qid]
     if args.limit:
         queries = queries[: args.limit]
     label = args.label or f"{args.dataset}-{args.embedder or 'default'}{'-' + args.split if args.split else ''}"
@@ -88,6 +94,8 @@ def main() -> None:
             ("half_life_days", args.half_life_days),
             ("decay_floor", args.decay_floor),
             ("dense_weight", args.dense_weight),
+            ("repeat_factor", args.repeat_factor),
+            ("off_time_factor", args.off_time_factor),
         )
         if value is not None
     }

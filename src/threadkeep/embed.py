@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Sequence
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Protocol
 
 import numpy as np
@@ -24,6 +24,10 @@ DEFAULT_EMBEDDER = "e5-small"
 # what the model reads), and how many distinct words it remembers.
 WHOLE_ABOVE = 256
 PIECE_CACHE = 1 << 18
+# Query vectors an `E5Embedder` remembers: an agent often searches again for what it just searched,
+# and `ask` after `search` embeds the same question; each embedding is ~15 ms of CPU, about half
+# of a warm search at 1M chunks (benchmarks/README.md, "Stores at scale").
+QUERY_CACHE = 256
 
 
 class Embedder(Protocol):
@@ -70,6 +74,7 @@ class E5Embedder:
         self._model = E5()
         self.dim = int(self._model.dim)
         self._pieces: dict[str, int] = {}  # word -> the tokens it adds to a text
+        self._query = lru_cache(maxsize=QUERY_CACHE)(self._embed_query)
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         # Batches of inputs of similar lengths (128 LoCoMo inputs, 1 process of 2 threads under load:
@@ -82,7 +87,17 @@ class E5Embedder:
         return out
 
     def embed_query(self, text: str) -> np.ndarray:
-        return np.asarray(self._model.query(text), dtype=np.float32)
+        """The query's vector; a repeated query's is remembered and returned again (read-only)."""
+        return self._query(text)
+
+    def forget_queries(self) -> None:
+        """Embed every query afresh from now on (the benchmarks time the model itself)."""
+        self._query.cache_clear()
+
+    def _embed_query(self, text: str) -> np.ndarray:
+        vector = np.asarray(self._model.query(text), dtype=np.float32)
+        vector.flags.writeable = False  # one array is handed to every caller asking for this query
+        return vector
 
     def count_tokens(self, text: str) -> int:
         """What the model counts for `text` as a passage (prefix and special tokens included).

@@ -8,12 +8,19 @@ how close it is, not just where it ranks. Time decay applies to chat chunks only
 can take away at most `1 - decay_floor` of it, so it reorders near-equals and
 never lifts a weak new thread over a much closer old one.
 
+Two things reorder the fused hits. A conversation's (or document's) later hits yield to close hits
+of other sources (`repeat_factor`), so an answer spread over several chats is not crowded out by
+one chat's many exchanges. And when the query names a time ("two weeks ago", "on 3 June";
+`threadkeep.when`), chat said outside it keeps only `off_time_factor` of its relevance, while chat
+said within it is also ranked among itself, so its best match counts fully.
+
 With `per_source`, documents and chat are retrieved and scaled separately and
 their hits interleaved, so one source's score scale cannot bury the other.
 """
 
 from __future__ import annotations
 
+from collections import Counter, deque
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
@@ -22,6 +29,7 @@ import numpy as np
 from threadkeep.embed import Embedder
 from threadkeep.model import Hit
 from threadkeep.store import SearchFilters, Store
+from threadkeep.when import Span, named_span
 
 SOURCE_TYPES = ("chat", "document")
 
@@ -36,6 +44,13 @@ class SearchSettings:
     # The most the decay can take from a chat chunk's relevance: 0.8 means an old thread keeps at
     # least 80 % of it, so only threads within 20 % of each other can swap places by age.
     decay_floor: float = 0.8
+    # A hit counts this share of its relevance for each hit of its conversation (or document) ranked
+    # above it, so a second source's close hit is not pushed out of the top by a fifth exchange of one
+    # chat: questions whose answer is spread over several chats (benchmarks/README.md). 1 = off.
+    repeat_factor: float = 0.7
+    # When the query names a time ("two weeks ago", "on 3 June, 2023"; `threadkeep.when`), a chat hit
+    # said outside it keeps this share of its relevance. 1 = the time named is not read.
+    off_time_factor: float = 0.8
 
 
 @dataclass(slots=True)
@@ -81,6 +96,7 @@ def _fuse(
     lexical: list[tuple[str, float]],
     now: datetime,
     settings: SearchSettings,
+    span: Span | None = None,
 ) -> list[Hit]:
     dense_relevance, lexical_relevance = scaled(dense), scaled(lexical)
     dense_rank = {chunk_id: rank for rank, (chunk_id, _) in enumerate(dense)}
@@ -98,9 +114,73 @@ def _fuse(
         ) * lexical_relevance.get(chunk_id, 0.0)
         if chunk.source_type == "chat":
             relevance *= age_factor((now - chunk.occurred_at).total_seconds() / 86400, settings)
+            if span is not None and not span.overlaps(chunk.started_at or chunk.occurred_at, chunk.occurred_at):
+                relevance *= settings.off_time_factor
         hits.append(Hit(chunk, relevance, cosine.get(chunk_id), lexical_rank.get(chunk_id), dense_rank.get(chunk_id)))
     hits.sort(key=lambda hit: (-hit.score, hit.chunk.id))
     return hits
+
+
+def diversified(hits: list[Hit], repeat_factor: float) -> list[Hit]:
+    """`hits` (best first) reordered so that a source's later hits yield to close hits of other sources.
+
+    Picked greedily, each hit weighing `repeat_factor` to the power of its source's hits already picked;
+    scores are left as they are. The hits of one source keep their order, and so does a ranking of one
+    source only (one group chat): only the mix of sources changes.
+    """
+    if repeat_factor >= 1.0 or len(hits) < 2:
+        return hits
+    queues: dict[tuple[str, str], deque[Hit]] = {}
+    for hit in hits:
+        queues.setdefault((hit.chunk.source_type, hit.chunk.source_ref), deque()).append(hit)
+    picked: Counter[tuple[str, str]] = Counter()
+    ordered: list[Hit] = []
+    while queues:
+        source = min(
+            queues, key=lambda s: (-queues[s][0].score * repeat_factor ** picked[s], queues[s][0].chunk.id)
+        )
+        ordered.append(queues[source].popleft())
+        picked[source] += 1
+        if not queues[source]:
+            del queues[source]
+    return ordered
+
+
+def ranked(
+    store: Store,
+    vector: np.ndarray,
+    query: str,
+    filters: SearchFilters,
+    now: datetime,
+    settings: SearchSettings,
+    span: Span | None,
+) -> tuple[list[Hit], list[tuple[str, float]], list[tuple[str, float]]]:
+    """Fused hits, diversified, and both retrievers' candidates.
+
+    When the query names a time, chat said then is also retrieved and scaled on its own, and each chunk
+    keeps the better of its two scores: the best match of that time counts fully even when other
+    times' chat is closer, or fills every candidate list.
+    """
+    dense = store.dense_candidates(vector, settings.candidates, filters)
+    lexical = store.lexical_candidates(query, settings.candidates, filters)
+    hits = _fuse(store, dense, lexical, now, settings, span)
+    if span is not None and filters.source_type in (None, "chat"):
+        since = max(span.since, filters.since) if filters.since else span.since
+        until = min(span.until, filters.until) if filters.until else span.until
+        within = replace(filters, source_type="chat", since=since, until=until)
+        if since <= until:
+            best = {hit.chunk.id: hit for hit in hits}
+            for hit in _fuse(
+                store,
+                store.dense_candidates(vector, settings.candidates, within),
+                store.lexical_candidates(query, settings.candidates, within),
+                now,
+                settings,
+            ):
+                if hit.chunk.id not in best or best[hit.chunk.id].score < hit.score:
+                    best[hit.chunk.id] = hit
+            hits = sorted(best.values(), key=lambda hit: (-hit.score, hit.chunk.id))
+    return diversified(hits, settings.repeat_factor), dense, lexical
 
 
 def interleave(rankings: list[list[Hit]], per_source: int) -> list[Hit]:
@@ -128,17 +208,15 @@ def retrieve(
     now = now or datetime.now(UTC)
     vector = embedder.embed_query(query)
     vectors = pending_coverage(store)
+    span = named_span(query, now) if settings.off_time_factor < 1.0 else None
     if per_source is None or filters.source_type is not None:
-        dense = store.dense_candidates(vector, settings.candidates, filters)
-        lexical = store.lexical_candidates(query, settings.candidates, filters)
-        hits = _fuse(store, dense, lexical, now, settings)[: per_source or k]
-        return Retrieval(hits, dense, lexical, vectors)
+        hits, dense, lexical = ranked(store, vector, query, filters, now, settings, span)
+        return Retrieval(hits[: per_source or k], dense, lexical, vectors)
     rankings, dense, lexical = [], [], []
     for source_type in SOURCE_TYPES:
         scoped = replace(filters, source_type=source_type)
-        source_dense = store.dense_candidates(vector, settings.candidates, scoped)
-        source_lexical = store.lexical_candidates(query, settings.candidates, scoped)
-        rankings.append(_fuse(store, source_dense, source_lexical, now, settings))
+        source_hits, source_dense, source_lexical = ranked(store, vector, query, scoped, now, settings, span)
+        rankings.append(source_hits)
         dense += source_dense
         lexical += source_lexical
     dense.sort(key=lambda item: -item[1])

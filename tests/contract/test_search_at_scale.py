@@ -216,28 +216,60 @@ def test_past_the_bit_candidates_the_top_hits_are_still_exact(make_location):
     # re-scoring all take part; filters passing most of the file (chat) and a small share of it
     # (the document) take the scan and the gather path.
     store_location = make_location("sqlite")
-    sources = {
-        "conv-a": ("chat", range(0, 2500)),
-        "conv-b": ("chat", range(2500, 4200)),
-        "doc-c": ("document", range(4200, 5000)),
-    }
     vectors, queries = clustered(5000, 11), clustered(12, 12)
     store = open_store(store_location)
     try:
         store.bind_embedder("clustered", DIM)
-        chunks = load_sources(store, vectors, sources)
-        cases = [
-            (SearchFilters(), lambda c: True),
-            (SearchFilters(source_type="chat"), lambda c: c.source_type == "chat"),
-            (SearchFilters(conversation="conv-a"), lambda c: c.source_ref == "conv-a"),
-            (SearchFilters(source_type="document"), lambda c: c.source_type == "document"),
-        ]
-        for filters, keep in cases:
+        chunks = load_sources(store, vectors, BIG_SOURCES)
+        for filters, keep in big_cases():
             for query in queries:
                 truth = exact(chunks, vectors, query, 10, keep)
                 found = store.dense_candidates(query, 10, filters)
                 assert [cid for cid, _ in found] == [cid for cid, _ in truth], filters
                 assert [s for _, s in found] == pytest.approx([s for _, s in truth], abs=1e-5)
+    finally:
+        store.close()
+
+
+BIG_SOURCES = {
+    "conv-a": ("chat", range(0, 2500)),
+    "conv-b": ("chat", range(2500, 4200)),
+    "doc-c": ("document", range(4200, 5000)),
+}
+
+
+def big_cases() -> list:
+    return [
+        (SearchFilters(), lambda c: True),
+        (SearchFilters(source_type="chat"), lambda c: c.source_type == "chat"),
+        (SearchFilters(conversation="conv-a"), lambda c: c.source_ref == "conv-a"),
+        (SearchFilters(source_type="document"), lambda c: c.source_type == "document"),
+    ]
+
+
+def test_through_the_bit_stages_scores_are_exact_and_the_top_hits_found(make_location, monkeypatch):
+    # The same 5,000 vectors, the int8 scan limit lowered so every search goes through Hamming
+    # distance and the signed-bit score (2,000 kept) before int8 and exact re-scoring. These 40-cluster
+    # vectors are the hard case for sign bits (many nearly equally close: Hamming distance alone ranks
+    # the true top 10 as far as 3,751st), so a rare miss is allowed, never a wrong score; a signed-bit
+    # score read from the wrong bits would rank like chance and keep about 40 % of the top 10.
+    monkeypatch.setattr("threadkeep.store.vectors.INT8_SCAN", 1_000)
+    store_location = make_location("sqlite")
+    vectors, queries = clustered(5000, 11), clustered(12, 12)
+    store = open_store(store_location)
+    try:
+        store.bind_embedder("clustered", DIM)
+        chunks = load_sources(store, vectors, BIG_SOURCES)
+        recalls = []
+        for filters, keep in big_cases():
+            for query in queries:
+                truth = dict(exact(chunks, vectors, query, 10, keep))
+                found = store.dense_candidates(query, 10, filters)
+                for chunk_id, score in found:
+                    assert keep(chunks[chunk_id])
+                    assert score == pytest.approx(float(vectors[int(chunk_id.rpartition(":")[2])] @ query), abs=1e-5)
+                recalls.append(len({cid for cid, _ in found} & set(truth)) / len(truth))
+        assert np.mean(recalls) >= 0.98
     finally:
         store.close()
 

@@ -19,10 +19,13 @@ from conftest import SAMPLES, message, write_bundle
 from contract.backends import ingest_in_process, integrity_errors, is_postgres, rows, write_in_process
 from threadkeep.api import KnowledgeBase
 from threadkeep.embed import HashEmbedder, get_embedder
+from threadkeep.ingest import IngestReport, merging, update_conversation
 from threadkeep.model import Chunk, Conversation
+from threadkeep.readers import read_path
 from threadkeep.store import SearchFilters, StoreError, open_store
 from threadkeep.store.rows import input_hash
 from threadkeep.text import cjk_bigrams, content_tokens
+from threadkeep.threads import ThreadSettings
 
 NOW = datetime(2026, 5, 18, tzinfo=UTC)
 
@@ -530,13 +533,12 @@ def run_writers(location: str, jobs: list[tuple[str, str]]) -> list[tuple[str, i
     return sorted(results.get(timeout=5) for _ in workers)
 
 
-def test_an_ingest_and_a_delta_on_the_same_conversation_at_once_lose_nothing(store_location, tmp_path):
-    """Both writers read the stored conversation, merge and rebuild it: the second to commit must
-    build on what the first wrote, not on what it read before, or the first one's messages are lost."""
-    base = 300
+def grown_and_delta(tmp_path, base: int = 300) -> tuple[list[dict], Path, Path]:
+    """A stored conversation of `base` messages in `tmp_path / "old"`, the next export of it with 50 newer
+    messages, and a delta adding 50 more: (every message of both, the grown export, the delta)."""
     everything = conversation_messages("g", base + 50)
     write_bundle(tmp_path / "old", everything[:base])
-    grown = write_bundle(tmp_path / "grown", everything)  # the next export: 50 newer messages
+    grown = write_bundle(tmp_path / "grown", everything)
     extra = [
         message(f"late:{i}", f"u{i % 3}", base * 2 + 150 + i, f"补充第{i}条 重启后好了", conversation="g")
         for i in range(50)
@@ -544,22 +546,54 @@ def test_an_ingest_and_a_delta_on_the_same_conversation_at_once_lose_nothing(sto
     delta = tmp_path / "delta" / "delta.jsonl"
     delta.parent.mkdir()
     delta.write_text("".join(json.dumps({"operation": "upsert", "item": item}) + "\n" for item in extra))
-    with KnowledgeBase.open(store_location, HashEmbedder(64)) as kb:
-        kb.ingest(tmp_path / "old")
-        assert kb.stats()["messages"] == base
+    return everything + extra, grown, delta
 
-    reports = run_writers(store_location, [("ingest", str(grown)), ("delta", str(delta))])
 
-    assert [(operation, rebuilt) for operation, rebuilt, _ in reports] == [("delta", 1), ("ingest", 1)]
-    assert sum(redone for *_, redone in reports) >= 1  # they did overlap: one built on the other's commit
-    store = open_store(store_location)
+def assert_all_stored(location: str, items: list[dict]) -> None:
+    store = open_store(location)
     try:
         stored = {m.id for m in store.load_messages("g")}
-        expected = {item["messageId"] for item in everything + extra}
+        expected = {item["messageId"] for item in items}
         assert len(expected - stored) == 0, f"{len(expected - stored)} messages lost"
         assert stored == expected and store.integrity_problems() == []
     finally:
         store.close()
+
+
+def test_a_writer_builds_on_a_commit_made_after_it_read(store_location, tmp_path):
+    """The race made certain: another writer commits between this writer's read and its write, so the
+    write must be redone on what that writer stored, or the other writer's messages are lost."""
+    items, grown, delta = grown_and_delta(tmp_path)
+    with KnowledgeBase.open(store_location, HashEmbedder(64)) as kb:
+        kb.ingest(tmp_path / "old")
+        export = read_path(grown)
+        merge = merging(export.conversations[0], export.messages)
+        other_rebuilt: list[int] = []
+
+        def revise_after_the_other_writer(record, stored):
+            if not other_rebuilt:  # the first attempt read before the other writer's commit
+                with KnowledgeBase.open(store_location, HashEmbedder(64)) as other:
+                    other_rebuilt.append(other.apply_delta(delta).conversations_rebuilt)
+            return merge(record, stored)
+
+        report = IngestReport(format=export.format)
+        revise = revise_after_the_other_writer
+        written = update_conversation(kb.store, "g", revise, kb.embedder, ThreadSettings(), report)
+    assert written and other_rebuilt == [1] and report.redone == 1
+    assert_all_stored(store_location, items)
+
+
+def test_an_ingest_and_a_delta_on_the_same_conversation_at_once_lose_nothing(store_location, tmp_path):
+    """Two processes released at once on one conversation; however they interleave, nothing is lost."""
+    items, grown, delta = grown_and_delta(tmp_path)
+    with KnowledgeBase.open(store_location, HashEmbedder(64)) as kb:
+        kb.ingest(tmp_path / "old")
+        assert kb.stats()["messages"] == 300
+
+    reports = run_writers(store_location, [("ingest", str(grown)), ("delta", str(delta))])
+
+    assert [(operation, rebuilt) for operation, rebuilt, _ in reports] == [("delta", 1), ("ingest", 1)]
+    assert_all_stored(store_location, items)
 
 
 def test_searches_answer_while_another_process_rewrites_the_conversation(store_location, tmp_path):

@@ -6,8 +6,9 @@ always be thrown away and rebuilt. Per vector it holds one bit per dimension
 int8 copy with its scale (388 bytes), and the fields filters read as integer
 arrays (21 bytes): about 460 MB per million chunks, mapped in milliseconds and
 read only where a query looks. A query ranks every vector that passes its
-filters by Hamming distance to the query's bits, scores the nearest couple of
-thousand with their int8 copies, and hands the best few dozen back for exact
+filters by Hamming distance to the query's bits, weighs the bits of the nearest
+5,000 by the query (`sign_scores`), scores the best 2,000 of those with their
+int8 copies, and hands the best few dozen back for exact
 re-scoring with the float32 vectors in SQLite, so returned scores are always
 exact and a damaged file can cost recall, never a wrong score.
 
@@ -16,7 +17,8 @@ an HNSW graph of 100k vectors took 185 s to build (usearch, i8, m 16), so a 1M
 store would wait most of an hour for its first search; k-means inverted lists
 built in seconds but had to scan 20% of the vectors for recall@10 of .94 on the
 benchmark's vectors, while the 400 nearest by Hamming distance held recall .998
-at 1M. Bits need no training, take new vectors by appending, and a filter is
+at 1M. (Real e5 vectors are much harder for sign bits than the benchmark's:
+benchmarks/vector_recall.py.) Bits need no training, take new vectors by appending, and a filter is
 just a mask over the same positions.
 
 Changes since the file was written are replayed from the store's change log
@@ -32,6 +34,7 @@ import uuid
 import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -50,10 +53,19 @@ FOLD_AT = 1_000
 KINDS = ("chat", "document")
 
 
+def hamming_candidates(k: int) -> int:
+    """Nearest by Hamming distance kept for the signed-bit score (`sign_scores`). Sign bits rank real
+    e5 vectors and tightly clustered ones far worse than the benchmark's (benchmarks/vector_recall.py),
+    so this keeps more than int8 scoring takes; scoring 5,000 costs about 1.2 ms (10,000 cost 1.4 ms
+    more a query at 1M for the same recall there, benchmarks/vector_ab.py)."""
+    return max(5_000, 100 * k)
+
+
 def bit_candidates(k: int) -> int:
-    """Nearest by Hamming distance kept for int8 scoring. At 1M chunks the nearest 200 held recall@10
-    .990, 400 .998 (benchmarks/store_scale.py); on 1,500 weakly clustered vectors 800 held .98, so this
-    keeps many more: scoring 2,000 int8 vectors costs about a millisecond."""
+    """Best by signed-bit score kept for int8 scoring (about a millisecond for 2,000). On 18,432 real
+    e5 vectors recall@10 was .992-.999 this way, .94-.98 with these straight from the Hamming
+    distance; on 40-cluster vectors with queries unlike them .95 against .83 (benchmarks/README.md,
+    "Stores at scale")."""
     return max(2_000, 40 * k)
 
 
@@ -63,6 +75,7 @@ def bit_candidates(k: int) -> int:
 # distance, recall@10 .97 at 5,000 and .81 at 20,000 vectors), so a small store is searched exactly.
 INT8_SCAN = 10_000
 INT8_BLOCK = 4_096  # int8 rows converted at a time, so the float copy stays in the CPU cache
+SPREAD_SAMPLE = 4_096  # int8 rows a dimension's spread is measured on (`VectorIndex._spread`)
 
 
 def rescore_count(k: int) -> int:
@@ -312,16 +325,33 @@ def hamming(bits: np.ndarray, words: np.ndarray, positions: np.ndarray | None = 
 
 def _nearest(distance: np.ndarray, count: int) -> np.ndarray:
     """Indexes of `count` smallest distances: all below the count-th smallest value, then the first
-    ties at it (partitioning the values alone is several times faster than argpartition)."""
+    ties at it. The distances are small integers, so that value comes from their histogram (1.1 ms
+    at 1M against 3.7 for np.partition, 4x that for argpartition)."""
     if count >= len(distance):
         return np.arange(len(distance))
-    threshold = np.partition(distance, count - 1)[count - 1]
+    threshold = int(np.searchsorted(np.cumsum(np.bincount(distance)), count))
     within = np.flatnonzero(distance <= threshold)
     if len(within) == count:
         return within
     values = distance[within]
     below = within[values < threshold]
     return np.concatenate([below, within[values == threshold][: count - len(below)]])
+
+
+# Row b: the signs (+1 / -1) of the 8 dimensions whose bits byte value b holds (bit t: dimension t).
+BYTE_SIGNS = (((np.arange(256)[:, None] >> np.arange(8)) & 1) * 2 - 1).astype(np.float32)
+
+
+def sign_scores(bits: np.ndarray, positions: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """For the columns of `bits` at `positions`: the sum over dimensions of `weights` signed by each
+    vector's bit (+ above the mean, - below). With the query's offset from the mean times each
+    dimension's spread as weights this estimates the dot product up to a constant, and ranks the
+    true neighbours about twice as high as the Hamming distance does, which counts every
+    disagreeing bit alike however small the query's component. A table per byte: 48 lookups a
+    vector for 384 dimensions."""
+    table = weights.reshape(-1, 8) @ BYTE_SIGNS.T  # (bytes, 256)
+    codes = np.ascontiguousarray(bits[:, positions].T).view(np.uint8)  # (len(positions), bytes), little-endian
+    return np.take(table.reshape(-1), codes + np.arange(0, table.size, 256)).sum(axis=1)
 
 
 def _smallest(values: np.ndarray, count: int) -> np.ndarray:
@@ -440,9 +470,8 @@ class VectorIndex:
             if len(positions) == 0:
                 return []
         size = n if positions is None else len(positions)
-        if size > max(bit_candidates(k), INT8_SCAN):
-            nearest = self._nearest_bits(query, positions, size, bit_candidates(k))
-            positions = nearest if positions is None else positions[nearest]
+        if size > INT8_SCAN:
+            positions = self._nearest_bits(query, positions, k)
         elif positions is None:
             positions = np.arange(n)
         positions = np.sort(positions)  # in file order: the int8 rows are read front to back
@@ -454,14 +483,28 @@ class VectorIndex:
         best = positions[_smallest(-scores, rescore_count(k))]
         return segment.rowids[best].tolist()
 
-    def _nearest_bits(self, query: np.ndarray, positions: np.ndarray | None, size: int, count: int) -> np.ndarray:
-        """Indexes (into `positions`, or file positions) of the `count` nearest by Hamming distance."""
+    def _nearest_bits(self, query: np.ndarray, positions: np.ndarray | None, k: int) -> np.ndarray:
+        """File positions (all, or among `positions`) of the `bit_candidates(k)` best by signed-bit score,
+        among the `hamming_candidates(k)` nearest by Hamming distance."""
         segment = self.segment
         words = signs(query[None, :], segment.mean)[:, 0]
         if positions is not None and len(positions) > len(segment) // GATHER_SHARE:
             # Gathering most of the file word by word costs more than scanning it all.
-            return _nearest(hamming(segment.bits, words)[positions], count)
-        return _nearest(hamming(segment.bits, words, positions), count)
+            nearest = _nearest(hamming(segment.bits, words)[positions], hamming_candidates(k))
+        else:
+            nearest = _nearest(hamming(segment.bits, words, positions), hamming_candidates(k))
+        found = nearest if positions is None else positions[nearest]
+        weights = np.zeros(64 * len(words), dtype=np.float32)
+        weights[: len(query)] = (query - segment.mean) * self._spread
+        return found[_smallest(-sign_scores(segment.bits, found, weights), bit_candidates(k))]
+
+    @cached_property
+    def _spread(self) -> np.ndarray:
+        """Each dimension's mean distance from the mean vector, over the file's first int8 rows (as the
+        mean is taken over the first vectors of a build): what a bit stands for in `sign_scores`."""
+        segment = self.segment
+        sample = segment.codes[:SPREAD_SAMPLE].astype(np.float32) * segment.scales[:SPREAD_SAMPLE, None]
+        return np.abs(sample - segment.mean).mean(axis=0).astype(np.float32)
 
     def _from_delta(self, query: np.ndarray, count: int, filters: SearchFilters) -> list[int]:
         if not self.delta:
