@@ -9,13 +9,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-import numpy as np
 import pytest
+from scored_decoding import decode_picks
 
 from threadkeep.model import Message
 from threadkeep.threads import cues, interleave
-from threadkeep.threads import learned as L
-from threadkeep.threads.mentions import NameIndex
 from threadkeep.threads.rules import ThreadSettings
 
 START = datetime(2026, 11, 21, 10, 0, tzinfo=UTC)
@@ -27,22 +25,7 @@ def msg(mid: str, sender: str, minute: float, text: str) -> Message:
 
 
 def decode(messages: list[Message], picks: dict[str, str | None], rules: bool = True) -> dict[str, str | None]:
-    """Parents decoded when the scores pick `picks[id]` (None = a new thread; default: the previous message)."""
-    prepared = L.prepare_conversation(messages, NameIndex(messages), SETTINGS)
-    position = {message.id: index for index, message in enumerate(messages)}
-    n, slots = prepared.candidates.shape
-    scores = np.full((n, slots), -np.inf)
-    for index, message in enumerate(messages):
-        scores[index, 0] = 0.0
-        wanted = picks.get(message.id, messages[index - 1].id if index else None)
-        if wanted is not None:
-            slot = int(np.flatnonzero(prepared.candidates[index] == position[wanted])[0])
-            scores[index, slot] = 1.0
-    kept = np.broadcast_to(np.arange(slots), (n, slots))
-    structure = L.structure_of(prepared, SETTINGS, L.reports_of(messages))
-    topics = interleave.topics_of(messages) if rules else None
-    parents = L.decode(prepared, [-1] * n, kept, scores, SETTINGS, structure=structure, topics=topics)
-    return {message.id: (messages[p].id if p >= 0 else None) for message, p in zip(messages, parents, strict=True)}
+    return decode_picks(messages, picks, interleave_rules=rules)
 
 
 DOG = [

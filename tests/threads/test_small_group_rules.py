@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
-import numpy as np
+from scored_decoding import decode_picks
 
 from threadkeep.model import Message
 from threadkeep.threads import learned as L
@@ -26,22 +26,7 @@ def msg(mid: str, sender: str, minute: float, text: str, **extra) -> Message:
 
 
 def decode(messages: list[Message], picks: dict[str, str | None], rules: bool = True) -> dict[str, str | None]:
-    """Parents decoded when the scores pick `picks[id]` (None = a new thread; default: the previous message)."""
-    prepared = L.prepare_conversation(messages, NameIndex(messages), SETTINGS)
-    position = {message.id: index for index, message in enumerate(messages)}
-    n, slots = prepared.candidates.shape
-    scores = np.full((n, slots), -np.inf)
-    for index, message in enumerate(messages):
-        scores[index, 0] = 0.0  # the self-link is always offered
-        wanted = picks.get(message.id, messages[index - 1].id if index else None)
-        if wanted is not None:
-            slot = int(np.flatnonzero(prepared.candidates[index] == position[wanted])[0])
-            scores[index, slot] = 1.0  # beats the self-link
-    kept = np.broadcast_to(np.arange(slots), (n, slots))
-    reports = [is_report(message.text or "") for message in messages]
-    structure = L.structure_of(prepared, SETTINGS, reports) if rules else None
-    parents = L.decode(prepared, [-1] * n, kept, scores, SETTINGS, structure=structure)
-    return {message.id: (messages[p].id if p >= 0 else None) for message, p in zip(messages, parents, strict=True)}
+    return decode_picks(messages, picks, small_group_rules=rules)
 
 
 # Staff asks a first user for details and goes to look (「我看看」); others talk meanwhile.
