@@ -5,6 +5,7 @@ queries whose common words are bounded still finding exact codes."""
 from __future__ import annotations
 
 import shutil
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
@@ -215,20 +216,14 @@ def test_past_the_bit_candidates_the_top_hits_are_still_exact(make_location):
     # 5,000 vectors: more than the Hamming stage keeps for a top-10, so bits, int8 and exact
     # re-scoring all take part; filters passing most of the file (chat) and a small share of it
     # (the document) take the scan and the gather path.
-    store_location = make_location("sqlite")
     vectors, queries = clustered(5000, 11), clustered(12, 12)
-    store = open_store(store_location)
-    try:
-        store.bind_embedder("clustered", DIM)
-        chunks = load_sources(store, vectors, BIG_SOURCES)
+    with big_store(make_location, vectors) as (store, chunks):
         for filters, keep in big_cases():
             for query in queries:
                 truth = exact(chunks, vectors, query, 10, keep)
                 found = store.dense_candidates(query, 10, filters)
                 assert [cid for cid, _ in found] == [cid for cid, _ in truth], filters
                 assert [s for _, s in found] == pytest.approx([s for _, s in truth], abs=1e-5)
-    finally:
-        store.close()
 
 
 BIG_SOURCES = {
@@ -247,6 +242,17 @@ def big_cases() -> list:
     ]
 
 
+@contextmanager
+def big_store(make_location, vectors: np.ndarray):
+    """A SQLite store holding `vectors` as the chunks of BIG_SOURCES: (store, chunks by id)."""
+    store = open_store(make_location("sqlite"))
+    try:
+        store.bind_embedder("clustered", DIM)
+        yield store, load_sources(store, vectors, BIG_SOURCES)
+    finally:
+        store.close()
+
+
 def test_through_the_bit_stages_scores_are_exact_and_the_top_hits_found(make_location, monkeypatch):
     # The same 5,000 vectors, the int8 scan limit lowered so every search goes through Hamming
     # distance and the signed-bit score (2,000 kept) before int8 and exact re-scoring. These 40-cluster
@@ -254,12 +260,8 @@ def test_through_the_bit_stages_scores_are_exact_and_the_top_hits_found(make_loc
     # the true top 10 as far as 3,751st), so a rare miss is allowed, never a wrong score; a signed-bit
     # score read from the wrong bits would rank like chance and keep about 40 % of the top 10.
     monkeypatch.setattr("threadkeep.store.vectors.INT8_SCAN", 1_000)
-    store_location = make_location("sqlite")
     vectors, queries = clustered(5000, 11), clustered(12, 12)
-    store = open_store(store_location)
-    try:
-        store.bind_embedder("clustered", DIM)
-        chunks = load_sources(store, vectors, BIG_SOURCES)
+    with big_store(make_location, vectors) as (store, chunks):
         recalls = []
         for filters, keep in big_cases():
             for query in queries:
@@ -270,8 +272,6 @@ def test_through_the_bit_stages_scores_are_exact_and_the_top_hits_found(make_loc
                     assert score == pytest.approx(float(vectors[int(chunk_id.rpartition(":")[2])] @ query), abs=1e-5)
                 recalls.append(len({cid for cid, _ in found} & set(truth)) / len(truth))
         assert np.mean(recalls) >= 0.98
-    finally:
-        store.close()
 
 
 def test_postgres_walks_each_source_types_own_graph(make_location, monkeypatch):
