@@ -470,8 +470,8 @@ def hamming(bits: np.ndarray, words: np.ndarray, positions: np.ndarray | None = 
 
 def _nearest(distance: np.ndarray, count: int) -> np.ndarray:
     """Indexes of `count` smallest distances: all below the count-th smallest value, then the first
-    ties at it. The distances are small integers, so that value comes from their histogram (1.1 ms
-    at 1M against 3.7 for np.partition, 4x that for argpartition)."""
+    ties at it. The distances are small integers (uint16), so that value comes from their histogram
+    (1.1 ms at 1M against 3.7 for np.partition, 4x that for argpartition)."""
     if count >= len(distance):
         return np.arange(len(distance))
     threshold = int(np.searchsorted(np.cumsum(np.bincount(distance)), count))
@@ -659,16 +659,17 @@ class VectorIndex:
         return found[_smallest(-scores, bit_candidates(k))]
 
     def _cell_rank(self, along: float, spread: float, unit: float, words: int) -> np.ndarray:
-        """For each (bucket, distance) cell, its rank by the estimated dot product with the query: the
-        bucket's mean `along` times the query's, plus its mean tail scale times the query's rotated tail
-        signed by the vector's bits. That sum is the tail's absolute sum `spread` less twice what the
-        disagreeing bits weigh, about `unit` a step of distance."""
+        """For each (bucket, distance) cell, how far its estimated dot product with the query falls below the
+        best cell's, in 65,535ths of the table's range (so `_nearest` ranks by it from a histogram; sorting
+        the cells cost 2 ms a query). The estimate: the bucket's mean `along` times the query's, plus its
+        mean tail scale times the query's rotated tail signed by the vector's bits, which is the tail's
+        absolute sum `spread` less twice what the disagreeing bits weigh, about `unit` a step of distance."""
         levels = self.segment.levels
         distances = np.arange(self._cells_per_bucket, dtype=np.float64)
         estimate = along * levels[0][:, None] + levels[1][:, None] * (spread - 2 * unit * distances)[None, :]
-        rank = np.empty(estimate.size, dtype=np.uint16)
-        rank[np.argsort(-estimate, axis=None, kind="stable")] = np.arange(estimate.size, dtype=np.uint16)
-        return rank
+        best, worst = float(estimate.max()), float(estimate.min())
+        step = (best - worst) / np.iinfo(np.uint16).max if best > worst else 1.0
+        return np.rint((best - estimate.reshape(-1)) / step).astype(np.uint16)
 
     @cached_property
     def _cells_per_bucket(self) -> int:
