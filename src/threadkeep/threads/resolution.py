@@ -1,12 +1,22 @@
 """Did a thread reach a conclusion? resolved / workaround / open.
 
-- resolved: someone suggested something (a fix, an answer, a screenshot of the setting) and
-  someone other than the suggester then said it worked (「好了」, 「找到了 谢谢」, "that fixed it");
-- workaround: a suggestion nobody confirmed;
+- resolved: someone suggested something (a fix, an answer, a screenshot of the setting, an offer)
+  and someone other than the suggester then said it worked (「好了」, 「找到了 谢谢」, "that fixed
+  it", "me too, works now"), or the asker reported doing what was suggested ("Held it, light went
+  green", 「重启了，可以了」), or the asker said it works with nobody's help ("found it, it was in my
+  coat");
+- a question of fact rather than of how to fix or do something ("who's picking up grandma?" /
+  "I can"; 「周末有客服吗」 / 「有的」) is resolved once the asker, or anyone but the answerer,
+  accepts the answer ("thanks bro", 「好的」, "perfect"): for a fix or a how-to an "ok" only says
+  the advice was read, so there only a confirmation counts;
+- workaround: a suggestion nobody confirmed, or one that a later "still not working" took back;
 - open: nobody suggested anything: only the report, me-too replies, requests for logs or
   promises to look into it.
 
-Measured against the sample corpus' hand labels by benchmarks/thread_boundaries.py.
+The confirmation words are those of `cues.confirms_fix` (the thread assigner's), with the few
+this decision needs besides ("found it", 「装上了」, 「明白了」).
+
+Measured per corpus against hand labels by benchmarks/resolution.py.
 """
 
 from __future__ import annotations
@@ -16,30 +26,75 @@ from collections.abc import Sequence
 
 from threadkeep.model import Message
 from threadkeep.text import is_me_too, is_noise, is_question
+from threadkeep.threads.cues import (
+    asks,
+    asks_who,
+    calls_for_answer,
+    confirms_fix,
+    is_ack,
+    is_report,
+    is_wait,
+    volunteers,
+)
 
 # Chinese and English apart: case-blind matching of the Chinese alternatives would only cost time.
+# What `cues.confirms_fix` does not say: found, installed, understood, seen to work.
 _WORKED_ZH = re.compile(
-    r"(?<![就再])(?:好了|可以了|行了)|解决了?|搞定|成功了|有效|管用|好使|正常了|恢复了|没问题|能用了|"
+    r"有效(?!期)|管用|好使|没问题|"
     r"找到了|看到了|找回来了|回来了|装上了|装好了|登上了|连上了|能连上|变绿了|没再报|不报了|能打开了|能编辑了|"
     r"明白了|懂了|了解了|够了|就有了|加上了|推下去了|效果不错"
 )
 _WORKED_EN = re.compile(
-    r"\b(?:that|it|this)\s+(?:worked|works|fixed it|did it|did the trick)\b|\bworks now\b|\bfixed\b|\bsolved\b|"
-    r"\bresolved\b|\bgot it working\b",
-    re.IGNORECASE,
+    r"\b(?:that|it|this)\s+(?:worked|fixed it|did it|did the trick)\b|\bgot it working\b|\bfound (?:it|them)\b", re.I
 )
-_THANKS = re.compile(r"谢谢|感谢|多谢|thanks|thank you|👍|✌️|👌|🙏", re.IGNORECASE)
+# A result foretold is no confirmation: 「重启就好了」, "should be back now".
+_FORETOLD = re.compile(r"[就再](?:好了|可以了|行了|能用了|正常了|有了)|应该|\bshould\b|\bmight\b|\bhopefully\b", re.I)
+_THANKS = re.compile(r"谢谢|感谢|多谢|谢了|thanks|thank you|\bty\b|👍|✌️|👌|🙏", re.IGNORECASE)
 _DENIED = re.compile(
-    r"还是不行|不行|没用|无效|没效果|不好使|还是一样|依旧|仍然|还是报|还是断|"
-    r"doesn'?t work|didn'?t work|still|not working",
+    r"还是|不行|没用|无效|没效果|不好使|依旧|仍然|"
+    r"doesn'?t work|didn'?t work|\bstill\b|not working|\bsame (?:error|problem|thing)\b",
     re.IGNORECASE,
 )
 # Not an answer: asking for logs or screenshots, or promising to look into it.
 _NOT_AN_ANSWER = re.compile(
-    r"稍后回复|稍后|记录给|已记录|记下了|转给|反馈给|跟进|问一下|问问|查一下|看一下|发一下|发我|发给我|截图给|"
-    r"提供一下|打包|没人管|有结论|let me check|will look|send (?:me|us) the log",
+    r"稍后回复|稍后|记录给|已记录|记下了|转给|反馈给|跟进|问一下|问问|查一下|看一下|发一下|发我|发给我|截图给|私聊|私信|"
+    r"提供一下|打包|没人管|有结论|说一下|说一声|排期|暂时没有|没有消息|"
+    r"let me check|will look|send (?:me|us) the log|\broadmap\b|\bno (?:news|word|reply) yet\b",
     re.IGNORECASE,
 )
+# Reporting a thing done, at the start of a clause: "Held it", "Done, it's heating now", "pinned
+# 0.13.3, builds again"; 「升级了 好了」, 「拔了电池重新装」, 「勾掉了几个大的」.
+_DID_EN = re.compile(
+    r"(?:^|[.,;!]\s*|\band\s+)(?:(?:i|we|i'?ve|just|ok|yep|yes|so)[,\s]+)*"
+    r"(?:done|did (?:it|that)|(?!(?:need|feed|speed|indeed|seed|bleed|shed|red|bed|wed)\b)[a-z]{2,}ed"
+    r"|held|went|got|found|put|set|ran|took|made|sent|paid|bought|brought|reset|rebooted|in)\b",
+    re.IGNORECASE,
+)
+_DID_ZH = re.compile(
+    r"(?:^|[\s，,。！!])(?:我|也|都|已经|刚|刚刚)*(?:(?![要会快又不没算忘])[\u4e00-\u9fff]){1,4}了(?![吗没呢么])"
+)
+# Asking how to do or fix something, where an "ok" is no answer to whether it worked.
+# Why something goes wrong is a report too: 「为啥我的图标都变成问号了」, "why does it crash".
+_HOW_ZH = re.compile(r"怎么|怎样|如何|咋|为什么|为啥|有没有办法|能不能|能否")
+# 「能…吗」 asks how to, unless it asks where, who or when: 「哪里能打印A3的吗」 is a question of fact.
+_CAN_ZH = re.compile(r"(?:能|支持).{0,16}吗")
+_WH_ZH = re.compile(r"哪|谁|几|多少|什么时候")
+# "also has anyone got…", "btw does the…": the question after the word that joins it on.
+_LEAD_EN = re.compile(r"^(?:also|and|btw|so|ok|oh|random q|quick q)\b[\s,:]*", re.IGNORECASE)
+_HOW_EN = re.compile(
+    r"\bhow (?:do|can|could|should|would|to)\b|\bis there (?:a|any) way\b|\bany way to\b|\bwhat'?s the (?:best )?way\b"
+    r"|\bwhy\b",
+    re.IGNORECASE,
+)
+# Taking an answer: 「好的」, 「那就行」, "perfect", "sounds good"; a plan to try it is no acceptance.
+_ACCEPTS = re.compile(
+    r"^(?:好|行|嗯|哦|噢|啊|收到|明白|了解|知道了|那|ok|okay|k\b|cool|great|perfect|nice|got it|sounds good|brilliant"
+    r"|deal|yes|yep|yay|legend|fine|sure|alright|ah\b)",
+    re.IGNORECASE,
+)
+_TRIES = re.compile(r"试|回头|看看|再看|明天|\btry\b|\bwill do\b|\blet me\b|\bi'?ll\b|\blater\b|\btomorrow\b", re.I)
+# An answer that tells it is already done: 「已原路退回」, 「财务说已经处理了」, "fix is out", "done now".
+_DONE = re.compile(r"已经?(?!记录|反馈|转)|\bdone\b|\bfixed\b|\bis out\b|\bdeployed\b|\bsorted\b", re.IGNORECASE)
 
 
 def _asks(text: str) -> bool:
@@ -47,19 +102,43 @@ def _asks(text: str) -> bool:
     return text.endswith(("?", "？", "吗")) or (len(text) <= 20 and is_question(text))
 
 
-def _worked(message: Message) -> bool:
-    return confirms(message.text)
+def _denies(text: str) -> bool:
+    """It still does not work: 「还是不行」, "tried that, still failing", "same error"."""
+    return bool(_DENIED.search(text)) or is_report(text)
 
 
 def confirms(text: str) -> bool:
-    """Someone saying a suggestion worked: 「好了」, 「找到了 谢谢」, "that fixed it"."""
+    """Someone saying a suggestion worked: 「好了」, 「找到了 谢谢」, "that fixed it", "works now"."""
     text = text.strip()
-    if not text or _asks(text) or _DENIED.search(text):
+    if not text or asks(text) or _denies(text) or _FORETOLD.search(text):
         return False
-    if _WORKED_ZH.search(text) or _WORKED_EN.search(text):
+    if confirms_fix(text) or _WORKED_ZH.search(text) or _WORKED_EN.search(text):
         return True
     # 「清了 剩 1 个多 G 了 哈哈 谢谢」: a report of something done, with thanks.
     return "了" in text and bool(_THANKS.search(text))
+
+
+def reports_done(text: str) -> bool:
+    """The asker telling what they did, after a suggestion: "Held it, light went green", 「擦了 清楚了」."""
+    text = text.strip()
+    if not text or _asks(text) or _denies(text) or is_wait(text) or _TRIES.search(text):
+        return False
+    return bool(_DID_ZH.search(text) or _DID_EN.search(text))
+
+
+def accepts(text: str) -> bool:
+    """Taking an answer to a question of fact: 「好的」, "thanks bro 🙏", "great thanks", 「那7点半见」."""
+    text = text.strip()
+    if not text or _asks(text) or _denies(text) or is_wait(text) or _TRIES.search(text):
+        return False
+    return is_ack(text) or bool(_THANKS.search(text) or _ACCEPTS.match(text))
+
+
+def _asks_how(text: str) -> bool:
+    """A question of how to do or fix something, or a report of something broken."""
+    if is_report(text) or _HOW_ZH.search(text) or _HOW_EN.search(text):
+        return True
+    return bool(_CAN_ZH.search(text)) and not _WH_ZH.search(text)
 
 
 def _suggests(message: Message, asker: str) -> bool:
@@ -68,7 +147,29 @@ def _suggests(message: Message, asker: str) -> bool:
     if message.is_media:
         return True  # a screenshot of the settings page answers as well as words do
     text = message.text.strip()
-    return not (is_noise(text) or is_me_too(text) or _asks(text) or _NOT_AN_ANSWER.search(text) or _worked(message))
+    if volunteers(text):
+        return True  # 「我」, "I can": the answer to a "who"
+    return not (is_noise(text) or is_me_too(text) or _asks(text) or _NOT_AN_ANSWER.search(text) or confirms(text))
+
+
+def _of_fact(first: str) -> bool:
+    """The thread opens with a question of fact ("who's picking up…", 「几点开」), not a report or a how-to."""
+    question = asks(first) or asks_who(first) or asks(_LEAD_EN.sub("", first))
+    return question and not calls_for_answer(first) and not _asks_how(first)
+
+
+def _closes(message: Message, asker: str, suggested_by: str | None, of_fact: bool, done: bool) -> bool:
+    """Does `message` (not the suggester's) conclude the thread?"""
+    text = message.text.strip()
+    by_asker = message.sender == asker
+    if confirms(text):
+        return suggested_by is not None or by_asker  # the asker may find it alone: "found it, it was in my coat"
+    if suggested_by is None:
+        return False
+    if by_asker and reports_done(text):
+        return True
+    # A fact needs only to be taken; so does an answer that says it is already done (「已原路退回」).
+    return (of_fact or (done and by_asker)) and accepts(text)
 
 
 def resolution_state(messages: Sequence[Message]) -> str:
@@ -76,10 +177,19 @@ def resolution_state(messages: Sequence[Message]) -> str:
     if not spoken:
         return "open"
     asker = spoken[0].sender
+    of_fact = _of_fact(spoken[0].text.strip())
     suggested_by: str | None = None
-    for message in spoken[1:]:
-        if suggested_by is not None and message.sender != suggested_by and _worked(message):
-            return "resolved"
-        if _suggests(message, asker):
-            suggested_by = message.sender
-    return "workaround" if suggested_by else "open"
+    done = False
+    state = "open"
+    for message in spoken:
+        if message.sender == suggested_by:
+            continue
+        text = message.text.strip()
+        if state == "resolved":
+            if _DENIED.search(text) and not _asks(text):
+                state = "workaround"  # "still not working": the confirmation before does not hold
+        elif _closes(message, asker, suggested_by, of_fact, done):
+            state = "resolved"
+        elif _suggests(message, asker):
+            suggested_by, state, done = message.sender, "workaround", bool(_DONE.search(text))
+    return state
