@@ -141,15 +141,16 @@ def _asks_how(text: str) -> bool:
     return bool(_CAN_ZH.search(text)) and not _WH_ZH.search(text)
 
 
-def _suggests(message: Message, asker: str) -> bool:
-    if message.sender == asker:
+def _suggests(message: Message, reporters: set[str]) -> bool:
+    """An answer or a fix from someone without the problem; "found it: the date filter…" tells one too."""
+    if message.sender in reporters:
         return False
     if message.is_media:
         return True  # a screenshot of the settings page answers as well as words do
     text = message.text.strip()
     if volunteers(text):
         return True  # 「我」, "I can": the answer to a "who"
-    return not (is_noise(text) or is_me_too(text) or _asks(text) or _NOT_AN_ANSWER.search(text) or confirms(text))
+    return not (is_noise(text) or is_me_too(text) or _asks(text) or _NOT_AN_ANSWER.search(text))
 
 
 def _of_fact(first: str) -> bool:
@@ -158,18 +159,18 @@ def _of_fact(first: str) -> bool:
     return question and not calls_for_answer(first) and not _asks_how(first)
 
 
-def _closes(message: Message, asker: str, suggested_by: str | None, of_fact: bool, done: bool) -> bool:
-    """Does `message` (not the suggester's) conclude the thread?"""
+def _closes(message: Message, reporters: set[str], suggested_by: str | None, of_fact: bool, done: bool) -> bool:
+    """Does `message` (not the suggester's) conclude the thread? `reporters`: who spoke before any suggestion."""
     text = message.text.strip()
-    by_asker = message.sender == asker
+    reporter = message.sender in reporters
     if confirms(text):
-        return suggested_by is not None or by_asker  # the asker may find it alone: "found it, it was in my coat"
+        return suggested_by is not None or reporter  # one may find it alone: "found it, it was in my coat"
     if suggested_by is None:
         return False
-    if by_asker and reports_done(text):
+    if reporter and reports_done(text):
         return True
     # A fact needs only to be taken; so does an answer that says it is already done (「已原路退回」).
-    return (of_fact or (done and by_asker)) and accepts(text)
+    return (of_fact or (done and reporter)) and accepts(text)
 
 
 def resolution_state(messages: Sequence[Message]) -> str:
@@ -178,6 +179,7 @@ def resolution_state(messages: Sequence[Message]) -> str:
         return "open"
     asker = spoken[0].sender
     of_fact = _of_fact(spoken[0].text.strip())
+    reporters = {asker}  # the asker and whoever joined the report (me too) before anyone suggested anything
     suggested_by: str | None = None
     done = False
     state = "open"
@@ -188,8 +190,10 @@ def resolution_state(messages: Sequence[Message]) -> str:
         if state == "resolved":
             if _DENIED.search(text) and not _asks(text):
                 state = "workaround"  # "still not working": the confirmation before does not hold
-        elif _closes(message, asker, suggested_by, of_fact, done):
+        elif _closes(message, reporters, suggested_by, of_fact, done):
             state = "resolved"
-        elif _suggests(message, asker):
+        elif _suggests(message, reporters):
             suggested_by, state, done = message.sender, "workaround", bool(_DONE.search(text))
+        elif suggested_by is None and (is_me_too(text) or is_report(text)):
+            reporters.add(message.sender)
     return state
