@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from threadkeep.model import Message
 from threadkeep.text import is_me_too, is_noise, is_question
@@ -159,41 +160,52 @@ def _of_fact(first: str) -> bool:
     return question and not calls_for_answer(first) and not _asks_how(first)
 
 
-def _closes(message: Message, reporters: set[str], suggested_by: str | None, of_fact: bool, done: bool) -> bool:
-    """Does `message` (not the suggester's) conclude the thread? `reporters`: who spoke before any suggestion."""
-    text = message.text.strip()
-    reporter = message.sender in reporters
-    if confirms(text):
-        return suggested_by is not None or reporter  # one may find it alone: "found it, it was in my coat"
-    if suggested_by is None:
-        return False
-    if reporter and reports_done(text):
-        return True
-    # A fact needs only to be taken; so does an answer that says it is already done (「已原路退回」).
-    return (of_fact or (done and reporter)) and accepts(text)
+@dataclass
+class _Reading:
+    """What is known so far while reading a thread in order."""
+
+    of_fact: bool  # it opens with a question of fact
+    reporters: set[str]  # the asker and who joined the report (me too) before anyone suggested anything
+    seen: set[str] = field(default_factory=set)  # who has spoken
+    earlier: set[str] = field(default_factory=set)  # who had spoken before the suggestion
+    suggested_by: str | None = None
+    done: bool = False  # the suggestion says it is already done (「已原路退回」, "fix is out")
+
+    def closes(self, message: Message) -> bool:
+        """Does `message` (not the suggester's) conclude the thread?"""
+        text = message.text.strip()
+        if confirms(text):
+            return self.suggested_by is not None or message.sender in self.reporters  # "found it, in my coat"
+        if self.suggested_by is None:
+            return False
+        if message.sender in self.earlier and reports_done(text):
+            return True  # "Held it, light went green": one who was there before the suggestion did it
+        # A fact needs only to be taken; so does an answer that says it is already done.
+        return (self.of_fact or (self.done and message.sender in self.earlier)) and accepts(text)
+
+    def suggestion(self, message: Message) -> None:
+        self.suggested_by, self.done, self.earlier = message.sender, bool(_DONE.search(message.text)), set(self.seen)
 
 
 def resolution_state(messages: Sequence[Message]) -> str:
     spoken = [message for message in messages if not message.is_system and not message.recalled]
     if not spoken:
         return "open"
-    asker = spoken[0].sender
-    of_fact = _of_fact(spoken[0].text.strip())
-    reporters = {asker}  # the asker and whoever joined the report (me too) before anyone suggested anything
-    suggested_by: str | None = None
-    done = False
+    reading = _Reading(_of_fact(spoken[0].text.strip()), {spoken[0].sender})
     state = "open"
     for message in spoken:
-        if message.sender == suggested_by:
-            continue
         text = message.text.strip()
-        if state == "resolved":
+        if message.sender == reading.suggested_by:
+            pass
+        elif state == "resolved":
             if _DENIED.search(text) and not _asks(text):
                 state = "workaround"  # "still not working": the confirmation before does not hold
-        elif _closes(message, reporters, suggested_by, of_fact, done):
+        elif reading.closes(message):
             state = "resolved"
-        elif _suggests(message, reporters):
-            suggested_by, state, done = message.sender, "workaround", bool(_DONE.search(text))
-        elif suggested_by is None and (is_me_too(text) or is_report(text)):
-            reporters.add(message.sender)
+        elif _suggests(message, reading.reporters):
+            reading.suggestion(message)
+            state = "workaround"
+        elif reading.suggested_by is None and (is_me_too(text) or is_report(text)):
+            reading.reporters.add(message.sender)
+        reading.seen.add(message.sender)
     return state
