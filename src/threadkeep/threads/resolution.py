@@ -63,16 +63,21 @@ _NOT_AN_ANSWER = re.compile(
     r"let me check|will look|send (?:me|us) the log|\broadmap\b|\bno (?:news|word|reply) yet\b",
     re.IGNORECASE,
 )
+# Words ending in -ed that report no action: "need", "red", "confused, nothing changed".
+_NOT_DONE = (
+    "need|feed|speed|indeed|seed|bleed|shed|red|bed|wed"
+    "|confused|tired|bored|scared|worried|excited|interested|supposed|used|based|annoyed|surprised|relieved"
+)
 # Reporting a thing done, at the start of a clause: "Held it", "Done, it's heating now", "pinned
 # 0.13.3, builds again"; 「升级了 好了」, 「拔了电池重新装」, 「勾掉了几个大的」.
 _DID_EN = re.compile(
     r"(?:^|[.,;!]\s*|\band\s+)(?:(?:i|we|i'?ve|just|ok|yep|yes|so)[,\s]+)*"
-    r"(?:done|did (?:it|that)|(?!(?:need|feed|speed|indeed|seed|bleed|shed|red|bed|wed)\b)[a-z]{2,}ed"
-    r"|held|went|got|found|put|set|ran|took|made|sent|paid|bought|brought|reset|rebooted|in)\b",
+    r"(?:done|did (?:it|that)|(?!(?:" + _NOT_DONE + r")\b)[a-z]{2,}ed"
+    r"|held|went|got|found|put|set|ran|took|made|sent|paid|bought|brought|reset|rebooted)\b",
     re.IGNORECASE,
 )
 _DID_ZH = re.compile(
-    r"(?:^|[\s，,。！!])(?:我|也|都|已经|刚|刚刚)*(?:(?![要会快又不没算忘])[\u4e00-\u9fff]){1,4}了(?![吗没呢么])"
+    r"(?:^|[\s，,。！!])(?:我|也|都|已经|刚|刚刚)*(?:(?![要会快又不没忘])[\u4e00-\u9fff]){1,4}了(?![吗没呢么])"
 )
 # Asking how to do or fix something, where an "ok" is no answer to whether it worked.
 # Why something goes wrong is a report too: 「为啥我的图标都变成问号了」, "why does it crash".
