@@ -125,3 +125,8 @@ def test_the_cue_functions_on_their_own():
     assert reports_done("Held it, light went green") and reports_done("拔了电池重新装")
     assert not reports_done("tried that, still failing") and not reports_done("我要出门了")
     assert accepts("thanks bro 🙏") and accepts("那7点半门口见") and not accepts("好的 我试试")
+
+
+def test_a_thread_opening_with_a_thing_done_is_resolved_when_someone_takes_it():
+    assert resolution_state(thread(("dan", "booked the court for 7 tomorrow"), ("eva", "great 👍"))) == "resolved"
+    assert resolution_state(thread(("dan", "court for 7 tomorrow?"), ("eva", "great 👍"))) == "open"

@@ -73,7 +73,7 @@ _NOT_DONE = (
 _DID_EN = re.compile(
     r"(?:^|[.,;!]\s*|\band\s+)(?:(?:i|we|i'?ve|just|ok|yep|yes|so)[,\s]+)*"
     r"(?:done|did (?:it|that)|(?!(?:" + _NOT_DONE + r")\b)[a-z]{2,}ed"
-    r"|held|went|got|found|put|set|ran|took|made|sent|paid|bought|brought|reset|rebooted)\b",
+    r"|held|went|got|found|put|set|ran|rang|took|made|sent|paid|bought|brought|told|gave|left|reset|rebooted)\b",
     re.IGNORECASE,
 )
 _DID_ZH = re.compile(
@@ -129,7 +129,7 @@ def reports_done(text: str) -> bool:
     text = text.strip()
     if not text or _asks(text) or _denies(text) or is_wait(text) or _TRIES.search(text):
         return False
-    return bool(_DID_ZH.search(text) or _DID_EN.search(text))
+    return bool(_DID_ZH.search(text) or _DID_EN.search(_LEAD_EN.sub("", text)))
 
 
 def accepts(text: str) -> bool:
@@ -175,12 +175,15 @@ class _Reading:
     earlier: set[str] = field(default_factory=set)  # who had spoken before the suggestion
     suggested_by: str | None = None
     done: bool = False  # the suggestion says it is already done (「已原路退回」, "fix is out")
+    told: bool = False  # the thread opens telling a thing done ("morning, booked it"): taking it concludes
 
     def closes(self, message: Message) -> bool:
         """Does `message` (not the suggester's) conclude the thread?"""
         text = message.text.strip()
         if confirms(text):
             return self.suggested_by is not None or message.sender in self.reporters  # "found it, in my coat"
+        if self.told and message.sender not in self.reporters and accepts(text):
+            return True
         if self.suggested_by is None:
             return False
         if message.sender in self.earlier and reports_done(text):
@@ -196,7 +199,8 @@ def resolution_state(messages: Sequence[Message]) -> str:
     spoken = [message for message in messages if not message.is_system and not message.recalled]
     if not spoken:
         return "open"
-    reading = _Reading(_of_fact(spoken[0].text.strip()), {spoken[0].sender})
+    first = spoken[0].text.strip()
+    reading = _Reading(_of_fact(first), {spoken[0].sender}, told=reports_done(first))
     state = "open"
     for message in spoken:
         text = message.text.strip()
