@@ -98,7 +98,8 @@ _ACCEPTS = re.compile(
     r"|deal|yes|yep|yay|legend|fine|sure|alright|ah\b)",
     re.IGNORECASE,
 )
-_TRIES = re.compile(r"试|回头|看看|再看|明天|\btry\b|\bwill do\b|\blet me\b|\bi'?ll\b|\blater\b|\btomorrow\b", re.I)
+_TRIES = re.compile(r"试|看看|\btry\b|\bwill do\b|\blet me\b|\bi'?ll\b", re.IGNORECASE)
+_PUT_OFF = re.compile(r"回头|再看|再说|\blater\b", re.IGNORECASE)  # 「好 明天再看 先下班了」
 # An answer that tells it is already done: 「已原路退回」, 「财务说已经处理了」, "fix is out", "done now".
 _DONE = re.compile(r"已经?(?!记录|反馈|转)|\bdone\b|\bfixed\b|\bis out\b|\bdeployed\b|\bsorted\b", re.IGNORECASE)
 
@@ -127,7 +128,7 @@ def confirms(text: str) -> bool:
 def reports_done(text: str) -> bool:
     """The asker telling what they did, after a suggestion: "Held it, light went green", 「擦了 清楚了」."""
     text = text.strip()
-    if not text or _asks(text) or _denies(text) or is_wait(text) or _TRIES.search(text):
+    if not text or _asks(text) or _denies(text) or is_wait(text) or _TRIES.search(text) or _PUT_OFF.search(text):
         return False
     return bool(_DID_ZH.search(text) or _DID_EN.search(_LEAD_EN.sub("", text)))
 
@@ -135,7 +136,7 @@ def reports_done(text: str) -> bool:
 def accepts(text: str) -> bool:
     """Taking an answer to a question of fact: 「好的」, "thanks bro 🙏", "great thanks", 「那7点半见」."""
     text = text.strip()
-    if not text or _asks(text) or _denies(text) or is_wait(text) or _TRIES.search(text):
+    if not text or _asks(text) or _denies(text) or is_wait(text) or _TRIES.search(text) or _PUT_OFF.search(text):
         return False
     return is_ack(text) or bool(_THANKS.search(text) or _ACCEPTS.match(text))
 
@@ -156,7 +157,7 @@ def _suggests(message: Message, reporters: set[str]) -> bool:
     text = message.text.strip()
     if volunteers(text):
         return True  # 「我」, "I can": the answer to a "who"
-    return not (is_noise(text) or is_me_too(text) or _asks(text) or _NOT_AN_ANSWER.search(text))
+    return not (is_noise(text) or is_ack(text) or is_me_too(text) or _asks(text) or _NOT_AN_ANSWER.search(text))
 
 
 def _of_fact(first: str) -> bool:
