@@ -114,10 +114,13 @@ def _denies(text: str) -> bool:
     return bool(_DENIED.search(text)) or is_report(text)
 
 
-def confirms(text: str) -> bool:
-    """Someone saying a suggestion worked: 「好了」, 「找到了 谢谢」, "that fixed it", "works now"."""
-    text = text.strip()
-    if not text or asks(text) or _denies(text) or _FORETOLD.search(text):
+def _says_nothing_settled(text: str) -> bool:
+    """Neither a confirmation, nor a thing done, nor an answer taken: empty, a question, a denial."""
+    return not text or _asks(text) or _denies(text)
+
+
+def _worked(text: str) -> bool:
+    if asks(text) or _FORETOLD.search(text):  # any question word: 「好了吗」, 「课程有效期到什么时候」
         return False
     if confirms_fix(text) or _WORKED_ZH.search(text) or _WORKED_EN.search(text):
         return True
@@ -125,20 +128,35 @@ def confirms(text: str) -> bool:
     return "了" in text and bool(_THANKS.search(text))
 
 
-def reports_done(text: str) -> bool:
-    """The asker telling what they did, after a suggestion: "Held it, light went green", 「擦了 清楚了」."""
+def _holds_back(text: str) -> bool:
+    """Going to try, to look, or later: 「好的 我试试」, "ok I'll try", 「好 明天再看」."""
+    return is_wait(text) or bool(_TRIES.search(text) or _PUT_OFF.search(text))
+
+
+def _did(text: str) -> bool:
+    return not _holds_back(text) and bool(_DID_ZH.search(text) or _DID_EN.search(_LEAD_EN.sub("", text)))
+
+
+def _takes(text: str) -> bool:
+    return not _holds_back(text) and (is_ack(text) or bool(_THANKS.search(text) or _ACCEPTS.match(text)))
+
+
+def confirms(text: str) -> bool:
+    """Someone saying a suggestion worked: 「好了」, 「找到了 谢谢」, "that fixed it", "works now"."""
     text = text.strip()
-    if not text or _asks(text) or _denies(text) or is_wait(text) or _TRIES.search(text) or _PUT_OFF.search(text):
-        return False
-    return bool(_DID_ZH.search(text) or _DID_EN.search(_LEAD_EN.sub("", text)))
+    return not _says_nothing_settled(text) and _worked(text)
+
+
+def reports_done(text: str) -> bool:
+    """Telling what one did, after a suggestion: "Held it, light went green", 「擦了 清楚了」."""
+    text = text.strip()
+    return not _says_nothing_settled(text) and _did(text)
 
 
 def accepts(text: str) -> bool:
     """Taking an answer to a question of fact: 「好的」, "thanks bro 🙏", "great thanks", 「那7点半见」."""
     text = text.strip()
-    if not text or _asks(text) or _denies(text) or is_wait(text) or _TRIES.search(text) or _PUT_OFF.search(text):
-        return False
-    return is_ack(text) or bool(_THANKS.search(text) or _ACCEPTS.match(text))
+    return not _says_nothing_settled(text) and _takes(text)
 
 
 def _asks_how(text: str) -> bool:
@@ -181,16 +199,18 @@ class _Reading:
     def closes(self, message: Message) -> bool:
         """Does `message` (not the suggester's) conclude the thread?"""
         text = message.text.strip()
-        if confirms(text):
+        if _says_nothing_settled(text):
+            return False
+        if _worked(text):
             return self.suggested_by is not None or message.sender in self.reporters  # "found it, in my coat"
-        if self.told and message.sender not in self.reporters and accepts(text):
+        if self.told and message.sender not in self.reporters and _takes(text):
             return True
         if self.suggested_by is None:
             return False
-        if message.sender in self.earlier and reports_done(text):
+        if message.sender in self.earlier and _did(text):
             return True  # "Held it, light went green": one who was there before the suggestion did it
         # A fact needs only to be taken; so does an answer that says it is already done.
-        return (self.of_fact or (self.done and message.sender in self.earlier)) and accepts(text)
+        return (self.of_fact or (self.done and message.sender in self.earlier)) and _takes(text)
 
     def suggestion(self, message: Message) -> None:
         self.suggested_by, self.done, self.earlier = message.sender, bool(_DONE.search(message.text)), set(self.seen)
