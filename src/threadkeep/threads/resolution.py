@@ -2,21 +2,26 @@
 
 - resolved: someone suggested something (a fix, an answer, a screenshot of the setting, an offer)
   and someone other than the suggester then said it worked (「好了」, 「找到了 谢谢」, "that fixed
-  it", "me too, works now"), or the asker reported doing what was suggested ("Held it, light went
-  green", 「重启了，可以了」), or the asker said it works with nobody's help ("found it, it was in my
-  coat");
+  it", "me too, works now"); or one who was there before the suggestion (the asker, a "+1")
+  reported doing it ("Held it, light went green", 「重启了，可以了」); or the asker, or one who
+  joined the report, said it works with nobody's help ("found them, they were in my coat");
 - a question of fact rather than of how to fix or do something ("who's picking up grandma?" /
-  "I can"; 「周末有客服吗」 / 「有的」) is resolved once the asker, or anyone but the answerer,
-  accepts the answer ("thanks bro", 「好的」, "perfect"): for a fix or a how-to an "ok" only says
-  the advice was read, so there only a confirmation counts;
+  "I can"; 「周末有客服吗」 / 「有的」) is resolved once anyone but the answerer takes the answer
+  ("thanks bro", 「好的」, "perfect"): for a fix or a how-to an "ok" only says the advice was read
+  (the sample's 「好的」 after a how-to is a workaround), so there only a confirmation counts. Two
+  answers need no more than an "ok" either: one saying it is already done (「已原路退回」, "fix
+  is out, they can re-run it"), taken by whoever had the problem, and a thread that opens by
+  telling a thing done ("booked the court for 7"), taken by anyone else;
 - workaround: a suggestion nobody confirmed, or one that a later "still not working" took back;
-- open: nobody suggested anything: only the report, me-too replies, requests for logs or
-  promises to look into it.
+- open: nobody suggested anything: only the report, me-too replies, requests for logs, promises
+  to look into it or to answer in private, "no news yet", a feature put on the roadmap.
 
 The confirmation words are those of `cues.confirms_fix` (the thread assigner's), with the few
-this decision needs besides ("found it", 「装上了」, 「明白了」).
+this decision needs besides ("found it", 「装上了」, 「明白了」) and without results foretold
+(「重启就好了」, "should be back now").
 
-Measured per corpus against hand labels by benchmarks/resolution.py.
+Measured per corpus against hand labels by benchmarks/resolution.py
+(`benchmarks/data/resolution_labels.json` holds the hand chats' labels and their conventions).
 """
 
 from __future__ import annotations
