@@ -97,12 +97,10 @@ _HOW_EN = re.compile(
     r"|\bwhy\b",
     re.IGNORECASE,
 )
-# Taking an answer: 「好的」, 「那就行」, "perfect", "sounds good"; a plan to try it is no acceptance.
-_ACCEPTS = re.compile(
-    r"^(?:好|行|嗯|哦|噢|啊|收到|明白|了解|知道了|那|ok|okay|k\b|cool|great|perfect|nice|got it|sounds good|brilliant"
-    r"|deal|yes|yep|yay|legend|fine|sure|alright|ah\b)",
-    re.IGNORECASE,
-)
+# Taking an answer, besides an acknowledgement (`cues.is_ack`) as the whole message or its first word
+# ("perfect, passing that on", 「好 那放心推了」): 「那7点半见」, "sounds good", "deal".
+_ACCEPTS = re.compile(r"^(?:那|啊|噢)|^(?:sounds good|deal|legend|brilliant|yay|fine|ah)\b", re.IGNORECASE)
+_FIRST_WORD = re.compile(r"[\s,，.。!！;；:：~～]+")
 _TRIES = re.compile(r"试|看看|\btry\b|\bwill do\b|\blet me\b|\bi'?ll\b", re.IGNORECASE)
 _PUT_OFF = re.compile(r"回头|再看|再说|\blater\b", re.IGNORECASE)  # 「好 明天再看 先下班了」
 # An answer that tells it is already done: 「已原路退回」, 「财务说已经处理了」, "fix is out", "done now".
@@ -143,7 +141,9 @@ def _did(text: str) -> bool:
 
 
 def _takes(text: str) -> bool:
-    return not _holds_back(text) and (is_ack(text) or bool(_THANKS.search(text) or _ACCEPTS.match(text)))
+    if _holds_back(text):
+        return False
+    return is_ack(text) or is_ack(_FIRST_WORD.split(text, 1)[0]) or bool(_THANKS.search(text) or _ACCEPTS.match(text))
 
 
 def confirms(text: str) -> bool:
