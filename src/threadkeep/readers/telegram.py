@@ -33,7 +33,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from threadkeep.model import Conversation, Message, ReadResult, Skip
-from threadkeep.readers._io import confined, json_array_items, loads, read_text_or_skip, too_deep
+from threadkeep.readers._io import confined, json_array_items, loads, read_filled_text, too_deep
 
 NAME = "telegram"
 
@@ -91,13 +91,10 @@ def detect(path: Path) -> bool:
 
 def _load(path: Path, skipped: list[Skip]) -> Any:
     file = str(path)
-    text = read_text_or_skip(path, skipped)
+    text = read_filled_text(path, skipped)
     if text is None:
         return None
     text = text.lstrip("\ufeff")
-    if not text.strip():
-        skipped.append(Skip(file, None, "file is empty"))
-        return None
     try:
         try:
             return loads(text)
