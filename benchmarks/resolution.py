@@ -62,7 +62,8 @@ def _sample() -> Corpus:
 def _chat_corpora(heldout: bool) -> Iterator[Corpus]:
     labels = json.loads(LABELS.read_text(encoding="utf-8"))
     corpora: dict[str, Corpus] = {}
-    for folder in (*TUNE_FOLDERS, *(HELDOUT_FOLDERS if heldout else ())):
+    folders = dict.fromkeys((*TUNE_FOLDERS, *(HELDOUT_FOLDERS if heldout else ())))  # hand_chats holds both parts
+    for folder in folders:
         for path in sorted((DATA / folder).glob("*.chat")):
             chat = parse(path)
             part = "tune" if chat.split == "dev" else HELDOUT_FOLDERS[folder]
