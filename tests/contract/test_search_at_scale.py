@@ -256,12 +256,13 @@ def big_store(make_location, vectors: np.ndarray):
 
 
 def test_through_the_bit_stages_scores_are_exact_and_the_top_hits_found(make_location, monkeypatch):
-    # The same 5,000 vectors, the int8 scan limit lowered so every search goes through Hamming
-    # distance and the signed-bit score (2,000 kept) before int8 and exact re-scoring. These 40-cluster
-    # vectors are the hard case for sign bits (many nearly equally close: Hamming distance alone ranks
-    # the true top 10 as far as 3,751st), so a rare miss is allowed, never a wrong score; a signed-bit
-    # score read from the wrong bits would rank like chance and keep about 40 % of the top 10.
+    # The same 5,000 vectors, the int8 scan limit lowered so every search goes through the Hamming
+    # stage (3,000 kept) and the signed-bit score (2,000 kept) before int8 and exact re-scoring. These
+    # 40-cluster vectors are the hard case for sign bits (many nearly equally close: Hamming distance
+    # alone ranks the true top 10 as far as 3,751st), so a rare miss is allowed, never a wrong score; a
+    # signed-bit score read from the wrong bits would rank like chance and keep about 40 % of the top 10.
     monkeypatch.setattr("threadkeep.store.vectors.INT8_SCAN", 1_000)
+    monkeypatch.setattr("threadkeep.store.vectors.HAMMING_KEEP", 3_000)
     vectors, queries = clustered(5000, 11), clustered(12, 12)
     with big_store(make_location, vectors) as (store, chunks):
         recalls = []
