@@ -21,7 +21,7 @@ q·x is a function of the bucket and the Hamming distance alone: a table of a
 few thousand cells, and the scan stays integer work over the bits. A bit where
 the query's rotated tail is large counts more (QUERY_LEVELS): on a million
 vectors made from real e5 ones recall@10 went from .62 (format 1) to .90 with
-plain Hamming distance and .976 with the weighted one, for about 9 ms more CPU
+plain Hamming distance and .984 with the weighted one, for about 10 ms more CPU
 (benchmarks/README.md, "Stores at scale").
 
 A query ranks every vector that passes its filters by that estimate, weighs
