@@ -20,12 +20,12 @@ distance. Vectors fall into BUCKETS by their `along`, so a query's estimate of
 q·x is a function of the bucket and the Hamming distance alone: a table of a
 few thousand cells, and the scan stays integer work over the bits. A bit where
 the query's rotated tail is large counts more (QUERY_LEVELS): on a million
-vectors made from real e5 ones recall@10 went from .62 (format 1) to .90 with
+vectors made from real e5 ones recall@10 went from .62 (format 1) to .95 with
 plain Hamming distance and .984 with the weighted one, for about 10 ms more CPU
 (benchmarks/README.md, "Stores at scale").
 
 A query ranks every vector that passes its filters by that estimate, weighs
-the tail bits of the best 5,000 by the query's rotated tail (`sign_scores`,
+the tail bits of the best 10,000 by the query's rotated tail (`sign_scores`,
 with `along` exact), scores the best 2,000 of those with their int8 copies,
 and hands the best few dozen back for exact re-scoring with the float32
 vectors in SQLite, so returned scores are always exact and a damaged file can
