@@ -94,6 +94,26 @@ def confirms_fix(text: str) -> bool:
     )
 
 
+# A promise of a later step by the speaker: the report back (「挪回去了 地图回来了」, "paid, check
+# splitwise") comes after a pause, as the conclusion after a wait does.
+_PROMISE_ZH = re.compile(
+    r"晚点|晚些|回头|待会|等会|稍后|我.{0,4}(?:一会|明天|今晚|下午|晚上|到时)|我(?:去|跟|和|找|给).{0,6}(?:说|讲|问|拿|转|发|送)|点过去"
+)
+_PROMISE_EN = re.compile(
+    r"\bi'?ll\b|\bi will\b|\bi'?m going to\b|\bwill (?:do|let you know|send|bring|pay|grab|pick)\b",
+    re.IGNORECASE,
+)
+
+
+def promises(text: str) -> bool:
+    """The speaker will do something later: 「行 我晚点挪回去试试」, 「好 我跟他们说」, "I'll do it tonight"."""
+    return (
+        len(text) <= _MAX_TOLD_FIX_CHARS
+        and not asks(text)
+        and bool(_PROMISE_ZH.search(text) or _PROMISE_EN.search(text))
+    )
+
+
 def is_report(text: str) -> bool:
     """Something is broken: 「充值没到账」, 「邮件里补偿领不了」, "the app crashes on start"."""
     if _NOT_WORKING.search(text):
