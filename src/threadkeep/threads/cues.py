@@ -6,9 +6,11 @@
   check"): the conclusion often comes long after, in the same thread;
 - `is_confirmation`: it works now (「我也好了」, 「可以了」, "works now", "hot water is back 👍"):
   it closes the thread of the fix it confirms;
-- `is_ack`: a short acknowledgement or thanks (「收到」, 「好的谢谢」, "ok thanks").
+- `is_ack`: a short acknowledgement or thanks (「收到」, 「好的谢谢」, "ok thanks");
+- `promises`: the speaker will do something later (「我晚点挪回去试试」, "I'll keep an eye on the
+  app"): their next line, hours later, reports back (`threads/resume.py`).
 
-Cues are features of the learned model (`threads/features.py`); none decides a link alone.
+The first four are features of the learned model (`threads/features.py`); none decides a link alone.
 """
 
 from __future__ import annotations
