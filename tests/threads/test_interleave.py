@@ -200,3 +200,37 @@ def test_a_confirmation_that_tells_the_fix_counts_past_the_cue_length() -> None:
     assert len(told) > 48 and not cues.is_confirmation(told) and cues.confirms_fix(told)
     assert not cues.confirms_fix("Archives here and elsewhere no longer work, the links all go to a 404 page")
     assert not cues.confirms_fix("it works now on staging but does it work on production for everyone else?")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("heads up: standup moves to 10:30 tomorrow", True),
+        ("reminder kit orders close tomorrow, link in the description", True),
+        ("通知：明天上午停水", True),
+        ("大家早", True),
+        ("morning all", True),
+        ("大家刷新一下试试，换成标清", False),  # an instruction to the group answers the report before it
+        ("okay, the error message seems pretty neat btw..", False),
+        ("reminder: is the standup moved?", False),
+        ("hi, my wifi keeps dropping", False),
+    ],
+)
+def test_notices_and_greetings_to_the_group(text: str, expected: bool) -> None:
+    assert cues.announces(text) is expected
+
+
+def test_a_notice_leaves_the_thread_it_shares_no_word_with() -> None:
+    sso = [
+        msg("s1", "rina", 0, "is staging SSO broken for anyone else? login just loops back"),
+        msg("s2", "nadia", 2, "heads up: standup moves to 10:30 tomorrow, I have the investor call at 9"),
+    ]
+    picks = {"s1": None}
+    assert decode(sso, picks, rules=False)["s2"] == "s1"
+    assert decode(sso, picks)["s2"] is None
+    # After one's own line it goes on with it ("reminder: …" as the second line of one's own announcement).
+    own = [sso[0], msg("s2", "rina", 1, "reminder: the demo is at 3")]
+    assert decode(own, picks)["s2"] == "s1"
+    # Sharing a word, it is about that thread.
+    shared = [sso[0], msg("s2", "nadia", 2, "heads up: staging SSO is down for maintenance until noon")]
+    assert decode(shared, picks)["s2"] == "s1"
