@@ -234,3 +234,17 @@ def test_a_notice_leaves_the_thread_it_shares_no_word_with() -> None:
     # Sharing a word, it is about that thread.
     shared = [sso[0], msg("s2", "nadia", 2, "heads up: staging SSO is down for maintenance until noon")]
     assert decode(shared, picks)["s2"] == "s1"
+
+
+def test_a_picture_goes_with_its_senders_own_latest_line() -> None:
+    booked = [
+        msg("b1", "jess", 0, "Airbnb is booked!! £612 for 4 nights, send whenever"),
+        msg("b2", "marcus", 0.5, "what time is everyone landing friday"),
+        Message("b3", "c", "jess", START + timedelta(minutes=1), "[image]", kind="image"),
+    ]
+    picks = {"b1": None, "b2": None, "b3": "b2"}  # the scores take the picture for an answer to b2
+    assert decode(booked, picks, rules=False)["b3"] == "b2"
+    assert decode(booked, picks)["b3"] == "b1"
+    # A text line by the same sender is no picture: the scores decide.
+    said = [*booked[:2], msg("b3", "jess", 1, "10:40 from gatwick")]
+    assert decode(said, picks)["b3"] == "b2"

@@ -59,6 +59,7 @@ class Topics:
     tells_time: list[bool]  # names a time of day (「下午两点半」, "10:40 from gatwick")
     report: list[bool]  # something is broken (`cues.is_report`)
     notice: list[bool]  # a notice or greeting to the group (`cues.announces`)
+    media: list[bool]  # a picture, file or video with no text of its own
 
 
 def topics_of(messages: Sequence[Message]) -> Topics:
@@ -73,6 +74,7 @@ def topics_of(messages: Sequence[Message]) -> Topics:
         [tells_time(text) for text in texts],
         [is_report(text) for text in texts],
         [announces(text) for text in texts],
+        [message.is_media for message in messages],
     )
 
 
@@ -211,8 +213,26 @@ def takes_up_unanswered(choice: int, state: State, topics: Topics) -> int:
     return choice
 
 
+def own_picture(choice: int, state: State, topics: Topics) -> int:
+    """A picture goes with its sender's own latest line, while that thread is open ("Airbnb is booked!!"
+    then "[image]"; 「上周谁的白色水杯落在馆里了」 … 「[图片]」): it shows what they were saying,
+    not what someone else said in between."""
+    index = state.index
+    if not topics.media[index]:
+        return choice
+    me = state.speakers[index]
+    for own in range(index - 1, max(index - _OPEN_LOOK_BACK, 0) - 1, -1):
+        if state.speakers[own] != me:
+            continue
+        thread = state.thread_of[own]
+        if thread not in state.open_threads or (choice >= 0 and state.thread_of[choice] == thread):
+            return choice
+        return own
+    return choice
+
+
 Rule = Callable[[int, State, Topics], int]
-RULES: tuple[Rule, ...] = (new_topic, own_aside, answers_open_question, takes_up_unanswered)
+RULES: tuple[Rule, ...] = (own_picture, new_topic, own_aside, answers_open_question, takes_up_unanswered)
 
 
 def interleave_choice(choice: int, state: State, topics: Topics) -> int:
