@@ -150,12 +150,8 @@ def opens_topic(text: str) -> bool:
     return question and bool(_OPENS_ZH.search(stripped) or _OPENS_EN.search(stripped))
 
 
-# A notice or a greeting to the whole group has a subject of its own ("heads up: standup moves to
-# 10:30", 「大家早」), not an answer to whatever was said just before. Only notice words at the start:
-# 「大家」 or "everyone" inside a line is as often an answer (「大家刷新一下试试」), and so is a
-# trailing "btw" (Gitter dev).
-_NOTICE_ZH = re.compile(r"^(?:提醒|通知|公告|温馨提示|友情提示)")
-_NOTICE_EN = re.compile(r"^(?:heads[- ]up|(?:friendly |quick )?reminder|fyi|psa|announcement|notice)\b", re.IGNORECASE)
+# A greeting to the whole group (「大家早」, "morning all") is a thread of its own, that the replies
+# to it join, not an answer to whatever was said just before.
 _GREETING = re.compile(
     r"^(?:(?:大家|各位)(?:早|早上好|上午好|下午好|晚上好|好)|早上好|早安|晚上好"
     r"|(?:hi|hello|hey|morning|good (?:morning|afternoon|evening))(?:,? (?:all|everyone|everybody|guys|folks|team))?)"
@@ -164,12 +160,9 @@ _GREETING = re.compile(
 )
 
 
-def announces(text: str) -> bool:
-    """A notice or a greeting to the group: "reminder: expenses by friday", 「通知…」, 「大家早」, "morning all"."""
-    stripped = text.strip()
-    if _GREETING.match(stripped):
-        return True
-    return not asks(stripped) and bool(_NOTICE_ZH.match(stripped) or _NOTICE_EN.match(stripped))
+def greets(text: str) -> bool:
+    """A greeting and nothing else: 「大家早」, 「早上好~」, "morning all", "Hello everyone!"."""
+    return bool(_GREETING.match(text.strip()))
 
 
 _BACK_ZH = re.compile(r"这个|那个|这种|那种|这样|同样|一样")

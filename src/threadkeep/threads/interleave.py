@@ -7,9 +7,8 @@ the structure instead (unaddressed messages only; whom a message names decides o
 
 - `new_topic`: a question that calls on the group or marks a change of subject
   (`cues.opens_topic`: "also who's collecting…", 「有人知道…」, 「另外问下」) and shares no word
-  with the scored thread starts a thread, and so does a notice or greeting to the group
-  (`cues.announces`: "heads up: standup moves…", 「大家早」), unless it follows the speaker's own
-  line ("can anybody help" after one's own report);
+  with the scored thread starts a thread, and so does a greeting to the group (`cues.greets`:
+  「大家早」, "morning all"), unless it follows the speaker's own line ("can anybody help" after one's own report);
 - `own_aside`: the speaker's statement right after their own new topic goes back to their thread;
 - `answers_open_question`: an answer of the type the latest open question asks for joins it;
 - `takes_up_unanswered`: after pausing one's own thread, one takes up the latest question or
@@ -30,12 +29,12 @@ from datetime import timedelta
 from threadkeep.model import Message
 from threadkeep.text import content_tokens, is_noise
 from threadkeep.threads.cues import (
-    announces,
     asks,
     asks_when,
     asks_who,
     calls_for_answer,
     confirms_fix,
+    greets,
     is_ack,
     is_report,
     opens_topic,
@@ -58,7 +57,7 @@ class Topics:
     volunteers: list[bool]  # a first-person offer (「我」, 「我也在」, "I can if I get the car")
     tells_time: list[bool]  # names a time of day (「下午两点半」, "10:40 from gatwick")
     report: list[bool]  # something is broken (`cues.is_report`)
-    notice: list[bool]  # a notice or greeting to the group (`cues.announces`)
+    greeting: list[bool]  # a greeting to the group and nothing else (`cues.greets`)
     media: list[bool]  # a picture, file or video with no text of its own
 
 
@@ -73,7 +72,7 @@ def topics_of(messages: Sequence[Message]) -> Topics:
         [volunteers(text) for text in texts],
         [tells_time(text) for text in texts],
         [is_report(text) for text in texts],
-        [announces(text) for text in texts],
+        [greets(text) for text in texts],
         [message.is_media for message in messages],
     )
 
@@ -96,10 +95,10 @@ class State:
 
 
 def new_topic(choice: int, state: State, topics: Topics) -> int:
-    """A topic-opening question, or a notice or greeting to the group, sharing no word with the scored
-    thread starts a thread."""
+    """A topic-opening question, or a greeting to the group, sharing no word with the scored thread
+    starts a thread."""
     index = state.index
-    if choice < 0 or not (topics.opener[index] or topics.notice[index]):
+    if choice < 0 or not (topics.opener[index] or topics.greeting[index]):
         return choice
     if _telling(state.tokens[index]) & state.words[state.thread_of[choice]]:
         return choice
