@@ -8,7 +8,9 @@ the structure instead (unaddressed messages only; whom a message names decides o
 - `new_topic`: a question that calls on the group or marks a change of subject
   (`cues.opens_topic`: "also who's collecting…", 「有人知道…」, 「另外问下」) and shares no word
   with the scored thread starts a thread, and so does a greeting to the group (`cues.greets`:
-  「大家早」, "morning all"), unless it follows the speaker's own line ("can anybody help" after one's own report);
+  「大家早」, "morning all"), unless it follows the speaker's own line ("can anybody help" after
+  one's own report);
+- `own_picture`: a picture goes with its sender's own latest line while that thread is open;
 - `own_aside`: the speaker's statement right after their own new topic goes back to their thread;
 - `answers_open_question`: an answer of the type the latest open question asks for joins it;
 - `takes_up_unanswered`: after pausing one's own thread, one takes up the latest question or
@@ -214,8 +216,8 @@ def takes_up_unanswered(choice: int, state: State, topics: Topics) -> int:
 
 def own_picture(choice: int, state: State, topics: Topics) -> int:
     """A picture goes with its sender's own latest line, while that thread is open ("Airbnb is booked!!"
-    then "[image]"; 「上周谁的白色水杯落在馆里了」 … 「[图片]」): it shows what they were saying,
-    not what someone else said in between."""
+    then, after someone else's question, "[image]"): it shows what they were saying, not what someone
+    else said in between."""
     index = state.index
     if not topics.media[index]:
         return choice
