@@ -51,7 +51,8 @@ from threadkeep.store import SearchFilters
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "benchmarks" / "data"
 CORPORA = ("zh", "en", "zh2", "en2")
-TUNING = frozenset({"zh3t", "en3t", "zh4t", "en4t", "zh5t", "en5t"})  # written to be tuned on: every question is in the tuning part
+# Written to be tuned on: every question is in the tuning part.
+TUNING = frozenset({"zh3t", "en3t", "zh4t", "en4t", "zh5t", "en5t"})
 HELD_OUT = frozenset({"lead-zh", "lead-en", "lead2-zh", "lead2-en"})  # written by or for the lead: held out whole
 UNSEEN = frozenset({"zh2", "en2"}) | HELD_OUT  # nobody tunes on them: totals only
 

@@ -65,8 +65,11 @@ RARITY_CAP = 100  # passages counted per question word when weighing it
 ABSENT_WEIGHT = float(np.log(RARITY_CAP + 1) + 1.0)  # the weight of a word no passage holds
 
 _NAME = re.compile(r"(?<![\w'])[A-Z][a-z]+(?:'s)?(?![\w])")
+_NAME_RUN = re.compile(r"(?<![\w'])[A-Z][a-z]+(?: [A-Z][a-z]+)+(?:'s)?(?![\w])")
 _SENTENCE_START = re.compile(r"(?:^|[.!?。！？]\s*)([A-Z][a-z]+)")
 _TIMESTAMP = re.compile(r"^\[[^\]\n]+\] ", re.M)  # a transcript line's time, which is no phone number
+# A transcript line's time and speaker: a display name ("Brava Support (Lena)", "user2024") states no value.
+_LINE_HEAD = re.compile(r"^\[[^\]\n]+\] [^:\n]+: ", re.M)
 _TRANSCRIPT_LINE = re.compile(r"^\[(?P<when>[^\]]+)\] (?P<who>[^:]+): (?P<text>.*)$")
 _CALENDAR = frozenset(
     "january february march april may june july august september october november december "  # noqa: SIM905
@@ -126,6 +129,20 @@ def names(question: str) -> list[str]:
     return [term for term in dict.fromkeys(terms) if term not in codes(question)]
 
 
+def name_phrases(question: str) -> list[str]:
+    """Runs of two or more capitalised words inside an English sentence ("Black Friday", "Apple Watch")."""
+    starts = {match.start(1) for match in _SENTENCE_START.finditer(question)}
+    phrases = []
+    for match in _NAME_RUN.finditer(question):
+        words = match.group(0).split()
+        if match.start() in starts:
+            words = words[1:]
+        words = [word.removesuffix("'s") for word in words]
+        if len(words) >= 2 and not any(word.lower() in STOPWORDS for word in words):
+            phrases.append(" ".join(words))
+    return phrases
+
+
 def _term_tokens(term: str) -> set[str]:
     return set(content_tokens(term))
 
@@ -152,6 +169,13 @@ def _chinese_units(word: str) -> list[str]:
     return parts + [char for char in word if not any(char in part for part in parts)]
 
 
+def negated_function_word(word: str) -> bool:
+    """A function word negated or asked both ways (不能, 没有, 能不能, 可不可以): it asks, and names no topic."""
+    plain = re.sub(r"^(.)[不没]\1", r"\1", word)
+    plain = plain.removeprefix("不").removeprefix("没")
+    return plain != word and plain in STOPWORDS
+
+
 def question_units(question: str) -> set[str]:
     """The question's topic words: Latin words stemmed (dates and bare numbers left out); Chinese content
     words (nouns, verbs, adjectives..., not adverbs, numerals, pronouns or particles) by their parts."""
@@ -159,7 +183,12 @@ def question_units(question: str) -> set[str]:
     for word, tag in rjieba.tag(question):
         if not has_cjk(word):
             units.update(token for token in content_tokens(word) if token not in _DATE_TOKENS and not token.isdigit())
-        elif tag[:1] in _CONTENT_TAGS and word not in STOPWORDS and word not in _ASKING_WORDS | _BARE_COMPLEMENTS:
+        elif (
+            tag[:1] in _CONTENT_TAGS
+            and word not in STOPWORDS
+            and word not in _ASKING_WORDS | _BARE_COMPLEMENTS
+            and not negated_function_word(word)
+        ):
             complement = _COMPLEMENT.match(word)
             units.update([complement["verb"]] if complement else _chinese_units(word))
     return units
@@ -227,6 +256,9 @@ def named_terms(question: str) -> list[str]:
     else:
         # Titles and words for peoples name no one thing: "European countries" is answered by "Spain".
         found = [name for name in names(question) if name not in _TITLES and not name.endswith(_DEMONYM_ENDINGS)]
+        # A name of several words names one thing, which one passage holds whole: "Black Friday" is not
+        # answered by "matte black" and "Monday to Friday".
+        found += [phrase for phrase in name_phrases(question) if phrase.split()[0] not in _TITLES]
     return [word for word in dict.fromkeys(found) if not any(word in code for code in codes(question))]
 
 
@@ -308,10 +340,11 @@ def states(question: str, kind: AnswerType, evidence: list[Hit], weights: dict[s
         blocks = re.split(r"\n(?=#)", text) if hit.chunk.source_type == "document" else [text]
         where = " ".join((hit.chunk.title, *(hit.chunk.heading_path or ())))
         for block in (f"{where}\n{block}" for block in blocks):
-            if not timed and not kind.value.search(block):
+            chat = hit.chunk.source_type == "chat"
+            said = _LINE_HEAD.sub("", hit.chunk.text) if chat else block
+            if not timed and not kind.value.search(said):
                 continue
             found = subject & _text_units(block)
-            chat = hit.chunk.source_type == "chat"
             needed = kind.dated_subject if timed else kind.chat_subject if chat else MIN_SUBJECT
             if not subject or sum(weights.get(unit, 1.0) for unit in found) >= needed * total:
                 return True
@@ -322,6 +355,10 @@ def agrees(store: Store, retrieval: Retrieval, hit: Hit) -> bool:
     """Whether the retrievers that could see `hit` rank it near the top: its cosine stands out of the dense
     candidates (a top dense passage when there are too few to tell), or, for a passage without a vector yet
     (embedding runs behind ingest), a top full-text passage."""
+    # Chat said in the time the question names is weighed among what was said then: "what did she paint last
+    # June" is about June's lines, however close other months' lines come.
+    if len(retrieval.window) >= 3 and standout(retrieval.window, hit.chunk.id) >= AGREEMENT_STANDOUT:
+        return True
     if len(retrieval.dense) >= 3 and hit.chunk.id in dict(retrieval.dense):
         return standout(retrieval.dense, hit.chunk.id) >= AGREEMENT_STANDOUT
     if any(chunk_id == hit.chunk.id for chunk_id, _ in retrieval.dense[:AGREEMENT_RANKS]):
@@ -339,6 +376,10 @@ def occurs_in_store(store: Store, term: str, filters: SearchFilters) -> bool:
         return True
     found = store.lexical_candidates(term, 5, filters)
     chunks = store.get_chunks(chunk_id for chunk_id, _ in found)
+    if " " in term.strip() and not has_cjk(term):
+        # A name of several words is held as written, its words side by side ("Black Friday").
+        phrase = re.compile(r"(?<!\w)" + r"\W+".join(map(re.escape, term.split())) + r"(?!\w)", re.I)
+        return any(phrase.search(chunk.text) for chunk in chunks.values())
     return any(wanted <= set(content_tokens(chunk.indexed_text)) for chunk in chunks.values())
 
 
@@ -427,11 +468,17 @@ def person_asked(question: str, speakers: set[str]) -> tuple[str, set[str]] | No
     return next(iter(named.items())) if len(named) == 1 else None
 
 
+# Joining a question in English without a "me too" ("wondering the same", "also wondering"): it asks too.
+_WONDERING = re.compile(r"\s*(?:i'?m |i was |also |just )*wondering (?:the same|that too|too|as well)\b", re.I)
+
+
 def asks_only(hit: Hit) -> bool:
     """Whether a chat passage only asks: each of its lines a question, an acknowledgement or a "me too". A
     question nobody answered holds the question's words and answers nothing."""
     lines = _speaker_lines(hit) if hit.chunk.source_type == "chat" else []
-    return bool(lines) and all(is_question(said) or is_noise(said) or is_me_too(said) for _, said in lines)
+    return bool(lines) and all(
+        is_question(said) or is_noise(said) or is_me_too(said) or _WONDERING.match(said) for _, said in lines
+    )
 
 
 # How a question asks for a procedure, and the verbs that name no action of their own ("how do I fix it",
@@ -567,7 +614,7 @@ def member_statements(question: str, speaker: str, parts: set[str], evidence: li
         hit
         for hit in evidence
         if involves(hit, speaker, parts)
-        and all(kind.value.search(_TIMESTAMP.sub("", hit.chunk.text)) for kind in kinds)
+        and all(kind.value.search(_LINE_HEAD.sub("", hit.chunk.text)) for kind in kinds)
     ]
 
 
@@ -578,7 +625,8 @@ def assess(question: str, retrieval: Retrieval, store: Store, filters: SearchFil
     terms = codes(question)
     # A speaker's name need not occur in what they said.
     speakers = {who.split()[0] for hit in hits for who, _ in _speaker_lines(hit) if who}
-    wanted = terms + [name for name in named_terms(question) if name not in speakers]
+    # Nor is a run of capitalised words holding one a single name ("Is Oscar Melanie's pet?").
+    wanted = terms + [name for name in named_terms(question) if not set(name.split()) & speakers]
     missing = [term for term in wanted if not occurs_in_store(store, term, filters)]
     if not hits:
         reason = f"no message or section mentions {', '.join(missing)}" if missing else None
@@ -600,7 +648,9 @@ def assess(question: str, retrieval: Retrieval, store: Store, filters: SearchFil
     covering = max(evidence, key=lambda hit: coverage(question, hit, weights))
     absent = [unit for unit, weight in weights.items() if weight >= ABSENT_WEIGHT]
     features = {
-        "standout": standout(retrieval.dense),
+        # A thread that only asks is no evidence, however close its words: the best cosine that counts is
+        # the best of the others.
+        "standout": standout([item for item in retrieval.dense if item[0] not in {hit.chunk.id for hit in asked}]),
         "coverage": best_coverage,
         "weighted_coverage": weighted,
         "absent_share": sum(weights[unit] for unit in absent) / sum(weights.values()) if weights else 0.0,
