@@ -812,3 +812,21 @@ def test_a_name_of_several_words_must_be_held_whole_by_one_passage(tmp_path):
         spring = shop.ask("what was the Spring Sale grinder code", now=NOW)
     assert black_friday.status == "no_answer" and "Black Friday" in black_friday.reason
     assert spring.status == "answered", spring.reason
+
+
+def test_a_chinese_what_kind_question_needs_the_kind_it_asks_for_but_what_it_means_is_no_kind(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "manual.md").write_text(
+        "# 电动车手册\n\n## 保修\n\n车架保修五年，电机保修三年。\n\n## 颜色\n\n车身有黑色和白色两种颜色。\n\n"
+        "## 故障码\n\nE08：控制器过热，停车休息 15 分钟。\n",
+        encoding="utf-8",
+    )
+    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as manual:
+        manual.ingest(docs)
+        material = manual.ask("车架是什么材质的", now=NOW)
+        colour = manual.ask("车身有什么颜色", now=NOW)
+        code = manual.ask("E08是什么意思", now=NOW)
+    assert material.status == "no_answer" and "材质" in material.reason
+    assert colour.status == "answered", colour.reason
+    assert code.status == "answered", code.reason  # 意思 asks what the code means: no thing a passage must name

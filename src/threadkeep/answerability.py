@@ -90,7 +90,7 @@ _CONTENT_TAGS = frozenset("nvabijlz")
 _COMPLEMENT = re.compile(r"^(?P<verb>[\u4e00-\u9fff])[不得](?:了|上|到|动|开|出|进|住|起|来|去|下|掉|成|着|见)$")
 _BARE_COMPLEMENTS = frozenset("不" + complement for complement in "了上到动开出进住起来去下掉成着")
 # Chinese ways of asking that jieba tags as idioms or nouns: they ask, and name no topic a passage must hold.
-_ASKING_WORDS = frozenset({"怎么回事", "回事", "怎么办", "什么意思", "多长时间"})
+_ASKING_WORDS = frozenset({"怎么回事", "回事", "怎么办", "什么意思", "意思", "多长时间"})
 _GREETINGS = ("hey", "hi", "hello", "thanks", "thank you", "dear", "oh", "wow", "yes", "yeah", "congrats")
 
 
@@ -508,15 +508,17 @@ def action_asked(question: str) -> list[str]:
     return [unit for unit in units if unit not in _GENERIC_ACTIONS and unit not in STOPWORDS]
 
 
-# Questions asking to pick one person or thing: the passages name the candidates, and the condition the
-# choice turns on must be in them ("which plan includes parking" when no passage mentions parking).
-# English paraphrases too freely for this ("Which classical musicians does Melanie enjoy listening to?" is
-# answered by a line naming Bach and Mozart); Chinese nouns are matched by their parts.
-_CHOICE = re.compile(r"谁|哪家|哪位|哪个|哪款|哪种|哪一")
+# Questions asking to pick one person or thing, or what kind of thing: the passages name the candidates, and
+# the condition the choice turns on must be in them ("which plan includes parking" when no passage mentions
+# parking; 车架是什么材质 when no passage mentions 材质, 多了什么功能 when none mentions 功能; 什么时候 asks for
+# a time or a condition, which other rules read). English paraphrases too freely for this ("Which classical
+# musicians does Melanie enjoy listening to?" is answered by a line naming Bach and Mozart); Chinese nouns are
+# matched by their parts.
+_CHOICE = re.compile(r"谁|哪家|哪位|哪个|哪款|哪种|哪一|什么(?!时候|时间)")
 
 
 def choice_unnamed(question: str, weights: dict[str, float]) -> list[str]:
-    """The nouns of a Chinese who / which question that no passage holds (小区的绿化归谁管 with no 绿化), not
+    """The nouns of a Chinese who / which / what question that no passage holds (小区的绿化归谁管 with no 绿化), not
     counting the words asking for a value (哪个版本 asks for a version, which the version rule reads)."""
     if not _CHOICE.search(question):
         return []
@@ -692,7 +694,7 @@ def assess(question: str, retrieval: Retrieval, store: Store, filters: SearchFil
     if unnamed:
         features["choice_absent"] = 1.0
         named = ", ".join(unnamed)
-        reason = f"the question asks who or which, and no message or section mentions {named}"
+        reason = f"the question asks who, which or what, and no message or section mentions {named}"
         return Assessment(False, reason, features=features)
     feature = feature_unnamed(question, store, filters)
     if feature:
