@@ -830,3 +830,18 @@ def test_a_chinese_what_kind_question_needs_the_kind_it_asks_for_but_what_it_mea
     assert material.status == "no_answer" and "材质" in material.reason
     assert colour.status == "answered", colour.reason
     assert code.status == "answered", code.reason  # 意思 asks what the code means: no thing a passage must name
+
+
+def test_a_verbal_noun_no_passage_holds_is_a_thing_the_store_lacks(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "store.md").write_text(
+        "# 门店服务\n\n## 服务\n\n门店提供免费检测，周六和周日照常营业。\n\n## 地址\n\n门店在人民路 88 号。\n",
+        encoding="utf-8",
+    )
+    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as shop:
+        shop.ingest(docs)
+        event = shop.ask("门店周六有什么活动", now=NOW)
+        check = shop.ask("门店周六有免费检测吗", now=NOW)
+    assert event.status == "no_answer" and "活动" in event.reason  # 活动 is a verbal noun (jieba: vn)
+    assert check.status == "answered", check.reason

@@ -239,7 +239,7 @@ def absent_nouns(question: str, weights: dict[str, float]) -> list[str]:
     no message or section says 静脉."""
     found = []
     for word, tag in rjieba.tag(question):
-        if has_cjk(word) and tag.startswith("n") and word not in STOPWORDS:
+        if has_cjk(word) and (tag.startswith("n") or tag == "vn") and word not in STOPWORDS:
             parts = [unit for unit in _chinese_units(word) if len(unit) >= 2]
             if any(weights.get(unit, 0.0) >= ABSENT_WEIGHT for unit in parts):
                 found.append(word)
