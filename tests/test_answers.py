@@ -845,3 +845,32 @@ def test_a_verbal_noun_no_passage_holds_is_a_thing_the_store_lacks(tmp_path):
         check = shop.ask("门店周六有免费检测吗", now=NOW)
     assert event.status == "no_answer" and "活动" in event.reason  # 活动 is a verbal noun (jieba: vn)
     assert check.status == "answered", check.reason
+
+
+def test_an_acronym_no_passage_holds_is_refused_and_a_how_to_needs_its_action_where_its_other_words_are(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for name, text in {
+        "ports": "# Ports\n\nThe base has two ethernet ports and a power socket.\n",
+        "admins": "# Admin access\n\nInvite a second admin under Settings > Household.\n",
+        "updates": "# Updates\n\nYou can change the update window under Settings > Updates.\n",
+    }.items():
+        (docs / f"{name}.md").write_text(text, encoding="utf-8")
+    messages = [
+        chat("h1", "chen", "2026-05-11T08:30:00+08:00", "主刷缠满了头发 拆不下来"),
+        chat("h2", "tt", "2026-05-11T08:34:00+08:00", "主刷两端有黄色卡扣，往外一掰就能取出"),
+    ]
+    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as kb:
+        kb.ingest(docs)
+        kb.ingest(write_bundle(tmp_path / "bundle", messages))
+        usb = kb.ask("does the base have a USB port", now=NOW)
+        ethernet = kb.ask("does the base have an ethernet port", now=NOW)
+        password = kb.ask("how do I change the admin password", now=NOW)
+        window = kb.ask("how do I change the update window", now=NOW)
+        brush = kb.ask("主刷上全是头发 怎么拆下来", now=NOW)
+    assert usb.status == "no_answer" and "USB" in usb.reason
+    assert ethernet.status == "answered", ethernet.reason
+    # "change" is in the updates section, which says nothing of the admin password.
+    assert password.status == "no_answer" and "change" in password.reason
+    assert window.status == "answered", window.reason
+    assert brush.status == "answered", brush.reason  # 拆不下来 is about 拆下来

@@ -79,6 +79,7 @@ _CALENDAR = frozenset(
 # a passage must hold.
 _DATE_TOKENS = frozenset(content_tokens(" ".join(_CALENDAR)))
 _TITLES = frozenset({"Dr", "Mr", "Mrs", "Ms", "Prof", "St"})
+_CLOCK = frozenset({"AM", "PM", "OK"})  # capitals that name no thing
 _NAME_PIECES = re.compile(r"[-—_·/()（）|]+")
 _DEMONYM_ENDINGS = ("ean", "ian", "ese", "ish", "can")
 ABOUT_SOMEONE_ELSE = "about_someone_else"
@@ -88,6 +89,7 @@ _CONTENT_TAGS = frozenset("nvabijlz")
 # A verb's potential complement says whether the action succeeds, not what it is: 装不上 is about 装 (安装), 连不上
 # about 连 (连接), 回不去 about 回; a 不了 jieba cuts off on its own (开 / 不了 / 机) carries no topic.
 _COMPLEMENT = re.compile(r"^(?P<verb>[\u4e00-\u9fff])[不得](?:了|上|到|动|开|出|进|住|起|来|去|下|掉|成|着|见)$")
+_POTENTIAL = re.compile(r"([\u4e00-\u9fff])[不得]([了上到动开出进住起来去下掉成着])")
 _BARE_COMPLEMENTS = frozenset("不" + complement for complement in "了上到动开出进住起来去下掉成着")
 # Chinese ways of asking that jieba tags as idioms or nouns: they ask, and name no topic a passage must hold.
 _ASKING_WORDS = frozenset({"怎么回事", "回事", "怎么办", "什么意思", "意思", "多长时间"})
@@ -256,6 +258,8 @@ def named_terms(question: str) -> list[str]:
     else:
         # Titles and words for peoples name no one thing: "European countries" is answered by "Spain".
         found = [name for name in names(question) if name not in _TITLES and not name.endswith(_DEMONYM_ENDINGS)]
+        # An acronym names a thing too (USB, NFC, VPN); 4 capitals or more are codes already.
+        found += [word for word in re.findall(r"(?<![\w'-])[A-Z]{2,3}(?![\w'-])", question) if word not in _CLOCK]
         # A name of several words names one thing, which one passage holds whole: "Black Friday" is not
         # answered by "matte black" and "Monday to Friday".
         found += [phrase for phrase in name_phrases(question) if phrase.split()[0] not in _TITLES]
@@ -556,9 +560,18 @@ def action_missing(question: str, evidence: list[Hit], weights: dict[str, float]
     action = action_asked(question)
     if not action:
         return None
-    covering = [hit for hit in evidence if coverage(question, hit, weights) >= MIN_COVERAGE]
-    if any(set(action) <= _text_units(hit.chunk.indexed_text or hit.chunk.text) for hit in covering):
-        return None
+    # The other words the store holds, without the action: "you can change the update window" covers "change"
+    # of "how do I change the admin password" and nothing of the admin password.
+    rest = {unit for unit in question_units(question) - set(action) if weights.get(unit, 0.0) < ABSENT_WEIGHT}
+    total = sum(weights.get(unit, 1.0) for unit in rest)
+    for hit in evidence:
+        text = hit.chunk.indexed_text or hit.chunk.text
+        units = _text_units(text)
+        held = sum(weights.get(unit, 1.0) for unit in rest & units)
+        # A potential complement names the action it says fails: 拆不下来 is about 拆下来.
+        done = set(action) <= units | _text_units(_POTENTIAL.sub(r"\1\2", text))
+        if done and (not rest or held >= MIN_COVERAGE * total):
+            return None
     return "".join(action) if has_cjk(action[0]) else " ".join(action)
 
 
