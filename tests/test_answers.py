@@ -748,6 +748,7 @@ def test_a_thread_that_only_asks_lends_the_decision_no_closeness(tmp_path):
         retrieval.dense = [(thread.chunk.id, 0.95), (section.chunk.id, 0.53), *others]
         assessment = assess(question, retrieval, owners.store)
     assert standout(retrieval.dense) > MIN_STANDOUT > assessment.features["standout"]
+    assert not assessment.answerable and "nobody answered" in assessment.reason
 
 
 def test_chat_said_in_the_time_a_question_names_is_weighed_among_what_was_said_then(kb, tmp_path):

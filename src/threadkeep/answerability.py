@@ -83,6 +83,7 @@ _CLOCK = frozenset({"AM", "PM", "OK"})  # capitals that name no thing
 _NAME_PIECES = re.compile(r"[-—_·/()（）|]+")
 _DEMONYM_ENDINGS = ("ean", "ian", "ese", "ish", "can")
 ABOUT_SOMEONE_ELSE = "about_someone_else"
+ONLY_ASKED = "the passages found on this question only ask it; nobody answered"
 # jieba part-of-speech tags of Chinese words that carry a topic: nouns, verbs, adjectives, distinguishing
 # words, idioms, abbreviations (adverbs, numerals, pronouns, conjunctions and particles do not).
 _CONTENT_TAGS = frozenset("nvabijlz")
@@ -654,7 +655,7 @@ def assess(question: str, retrieval: Retrieval, store: Store, filters: SearchFil
     if not evidence or max(coverage(question, hit, weights) for hit in evidence) < MIN_COVERAGE <= max(
         (coverage(question, hit, weights) for hit in asked), default=0.0
     ):
-        reason = "the passages found on this question only ask it; nobody answered"
+        reason = ONLY_ASKED
         if missing:
             reason = f"no message or section mentions {', '.join(missing)}"
         return Assessment(False, reason, missing)
@@ -737,6 +738,8 @@ def assess(question: str, retrieval: Retrieval, store: Store, filters: SearchFil
         elif features.get("absent_noun") or features.get("absent_chinese_words", 0.0) >= 2:
             named = absent_nouns(asked_subject, weights) or absent_words(question, absent)
             reason = "no message or section mentions " + ", ".join(named)
+        elif retrieval.dense and any(retrieval.dense[0][0] == hit.chunk.id for hit in asked):
+            reason = ONLY_ASKED  # the closest passage asks the question too
     stating = [hit.chunk.id for hit in member_statements(question, *member, evidence)] if member else []
     return Assessment(answerable, reason, [], flags, notes, features, weights, question, stating)
 
