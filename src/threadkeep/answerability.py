@@ -16,15 +16,20 @@ languages and chunk types, so the decision reads what was retrieved:
   jieba cut across a word the store holds (满电能扫 -> 满电 能扫); a potential complement is its verb (装不上);
 - a question about one chat member needs a passage by or about them among those covering its other
   words (what Ben said of his shoe size does not answer a question about Maya's);
-- a chat thread that only asks (every line a question, an acknowledgement or a "me too") answers nothing;
+- a chat thread that only asks (every line a question, an acknowledgement or a "me too") answers nothing, and
+  lends the decision no closeness;
+- a name of several words ("Black Friday") must stand whole in one passage, an acronym (USB) somewhere;
+- a question naming a unit (多少伏, "in decibels") needs a number in that unit; a model or a messaging ID asked
+  for needs one stated (speaker names are no value);
 - a value stated for something the question's qualifier does not name is not its value (地面车位 when only
-  地下车位 has a rent); a Chinese who / which question needs the noun it turns on somewhere; a "does it
+  地下车位 has a rent); a Chinese who / which / what-kind question needs the noun it turns on somewhere; a "does it
   support X" question needs X named whole; a how-to needs its action (解绑, "change") in a passage covering
   its other words; a code or password, a plan and an English count need the value itself ("the password is
   on the card" states none, "floor 3" counts no phone booths); how long something takes needs a stated
   duration, while how long something took may be read from a thread's message times;
 - a top passage must hold enough of the weighted words, and the dense side must agree (its cosine a
-  standard deviation above the other candidates'), or the best dense score must stand out from
+  standard deviation above the other candidates', or above the other lines of the time the question
+  names), or the best dense score must stand out from
   them (in standard deviations of the store's own scores for this query, not as a cosine, and not
   as a rank, whose meaning changes with the store's size);
 - when the question names one speaker and the lines closest to it were said by the other
