@@ -202,6 +202,34 @@ _TIME = re.compile(
 )
 
 
+_YOU_ZH = re.compile(r"[你您](?!们)")
+_YOU_EN = re.compile(r"(?<!any of )(?<!all of )\b(?:you|your|u)\b(?! guys| all| folks| both)", re.IGNORECASE)
+_ASKS_HOW_LONG_ZH = re.compile(r"多久|多长时间|能用几[天年个]|要几天")
+_ASKS_HOW_LONG_EN = re.compile(r"\bhow long\b", re.IGNORECASE)
+_DURATION = re.compile(
+    r"[0-9一二三四五六七八九十两半]+ ?个?(?:秒|分钟|小时|天|周|星期|礼拜|月|年)"
+    r"|\b\d+(?:\.\d+)? ?(?:secs?|seconds?|mins?|minutes?|hours?|hrs?|days?|weeks?|months?|years?)\b"
+    r"|\b(?:a|one|two|three|four|five|six|a few|a couple of) (?:minutes?|hours?|days?|weeks?|months?|years?)\b",
+    re.IGNORECASE,
+)
+
+
+def asks_you(text: str) -> bool:
+    """A question to someone there, not to the group: "did you try the reset button?", 「你什么版本」,
+    「您重启过吗」 ("any of you", "you guys", 你们 call on the group)."""
+    return asks(text) and bool(_YOU_ZH.search(text) or _YOU_EN.search(text))
+
+
+def asks_how_long(text: str) -> bool:
+    """Asks for a duration: 「电池一般能用多久」, "how long does the charge last"."""
+    return asks(text) and bool(_ASKS_HOW_LONG_ZH.search(text) or _ASKS_HOW_LONG_EN.search(text))
+
+
+def tells_duration(text: str) -> bool:
+    """Names a duration: 「大概8个月」, "about two weeks", "45 min"."""
+    return bool(_DURATION.search(text))
+
+
 def asks_who(text: str) -> bool:
     """Asks who will do something: 「周五谁值班」, "who's collecting Nana tomorrow"."""
     return bool(_WHO_ZH.search(text) or _ASKS_WHO_EN.search(text))

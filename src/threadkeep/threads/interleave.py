@@ -32,8 +32,10 @@ from threadkeep.model import Message
 from threadkeep.text import content_tokens, is_noise
 from threadkeep.threads.cues import (
     asks,
+    asks_how_long,
     asks_when,
     asks_who,
+    asks_you,
     calls_for_answer,
     confirms_fix,
     greets,
@@ -41,6 +43,7 @@ from threadkeep.threads.cues import (
     is_report,
     opens_topic,
     points_back,
+    tells_duration,
     tells_time,
     volunteers,
 )
@@ -61,6 +64,9 @@ class Topics:
     report: list[bool]  # something is broken (`cues.is_report`)
     greeting: list[bool]  # a greeting to the group and nothing else (`cues.greets`)
     media: list[bool]  # a picture, file or video with no text of its own
+    asks_how_long: list[bool]  # asks for a duration (「电池能用多久」, "how long does it take")
+    tells_duration: list[bool]  # names a duration (「大概8个月」, "two weeks")
+    asks_you: list[bool]  # a question to someone there (`cues.asks_you`: "did you try…", 「你什么版本」)
 
 
 def topics_of(messages: Sequence[Message]) -> Topics:
@@ -76,6 +82,9 @@ def topics_of(messages: Sequence[Message]) -> Topics:
         [is_report(text) for text in texts],
         [greets(text) for text in texts],
         [message.is_media for message in messages],
+        [asks_how_long(text) for text in texts],
+        [tells_duration(text) for text in texts],
+        [asks_you(text) for text in texts],
     )
 
 
@@ -153,7 +162,8 @@ _OPEN_LOOK_BACK = 12  # messages searched back for an open question: a bounded l
 
 def answers_open_question(choice: int, state: State, topics: Topics) -> int:
     """An answer of the type an open question asks for joins it: a first-person offer answers a
-    "who" (「我」, "I can if I get the car"), a time answers a "when" ("10:40 from gatwick").
+    "who" (「我」, "I can if I get the car"), a time answers a "when" ("10:40 from gatwick"), a
+    duration a "how long" (「正常用大概8个月左右」 to 「门锁电池一般能用多久？」).
 
     Only the latest question by someone else in the last `_OPEN_LOOK_BACK` messages counts, unless
     the scores chose the speaker's own message that says more than a wait, a reaction or a
@@ -173,8 +183,10 @@ def answers_open_question(choice: int, state: State, topics: Topics) -> int:
         if state.speakers[earlier] == me or not topics.question[earlier]:
             continue
         thread = state.thread_of[earlier]
-        typed = (topics.asks_who[earlier] and topics.volunteers[index]) or (
-            topics.asks_when[earlier] and topics.tells_time[index]
+        typed = (
+            (topics.asks_who[earlier] and topics.volunteers[index])
+            or (topics.asks_when[earlier] and topics.tells_time[index])
+            or (topics.asks_how_long[earlier] and topics.tells_duration[index])
         )
         if not typed or thread == chosen or thread not in state.open_threads:
             return choice
