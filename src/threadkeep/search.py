@@ -183,9 +183,17 @@ def ranked(
     return diversified(hits, settings.repeat_factor), dense, lexical
 
 
-def interleave(rankings: list[list[Hit]], per_source: int) -> list[Hit]:
-    """Up to `per_source` hits of each ranking, alternating, the ranking with the best first hit leading."""
-    rankings = sorted((ranking[:per_source] for ranking in rankings if ranking), key=lambda r: -r[0].score)
+def interleave(rankings: list[list[Hit]], per_source: int, lead: dict[str, float] | None = None) -> list[Hit]:
+    """Up to `per_source` hits of each ranking, alternating, the ranking with the best first hit leading.
+
+    `lead` (chunk id to relevance) says which first hit is best when the rankings' own scores are not
+    on one scale; a first hit it does not hold counts its own score.
+    """
+    lead = lead or {}
+    rankings = sorted(
+        (ranking[:per_source] for ranking in rankings if ranking),
+        key=lambda r: -lead.get(r[0].chunk.id, r[0].score),
+    )
     merged: list[Hit] = []
     for position in range(per_source):
         merged.extend(ranking[position] for ranking in rankings if position < len(ranking))
@@ -221,7 +229,12 @@ def retrieve(
         lexical += source_lexical
     dense.sort(key=lambda item: -item[1])
     lexical.sort(key=lambda item: -item[1])
-    return Retrieval(interleave(rankings, per_source), dense, lexical, vectors)
+    # Each source's relevance is scaled over its own candidates, so both first hits are near 1 and the
+    # chat one is then decayed: on that scale documents would nearly always lead. Cosines and full-text
+    # scores are on one scale across sources (one model, one index), so the lead goes to the source
+    # whose best hit is closer when both sources' candidates are scaled together.
+    joint = {hit.chunk.id: hit.score for hit in _fuse(store, dense, lexical, now, settings, span)}
+    return Retrieval(interleave(rankings, per_source, joint), dense, lexical, vectors)
 
 
 def search(
