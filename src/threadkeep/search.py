@@ -79,12 +79,17 @@ def age_factor(age_days: float, settings: SearchSettings) -> float:
     return settings.decay_floor + (1.0 - settings.decay_floor) * decay(age_days, settings.half_life_days)
 
 
-def scaled(ranking: list[tuple[str, float]]) -> dict[str, float]:
-    """Scores mapped to 0..1 over the candidate list: the best 1, the weakest 0 (all 1 when they are equal)."""
+def scaled(ranking: list[tuple[str, float]], floor: float | None = None) -> dict[str, float]:
+    """Scores mapped to 0..1 over the candidate list: the best 1, the weakest (or `floor`, when lower) 0.
+
+    All 1 when they are equal.
+    """
     if not ranking:
         return {}
     scores = np.array([score for _, score in ranking], dtype=np.float64)
     low, high = float(scores.min()), float(scores.max())
+    if floor is not None:
+        low = min(low, floor)
     if high - low <= 1e-12:
         return {chunk_id: 1.0 for chunk_id, _ in ranking}
     return {chunk_id: (score - low) / (high - low) for chunk_id, score in ranking}
@@ -98,7 +103,11 @@ def _fuse(
     settings: SearchSettings,
     span: Span | None = None,
 ) -> list[Hit]:
-    dense_relevance, lexical_relevance = scaled(dense), scaled(lexical)
+    # A full-text score of 0 is a chunk that matches nothing: full-text relevance is a share of the best
+    # match, so that of two candidates that match about as well neither drops to 0 because the list is
+    # short. Cosines have no such floor (unrelated texts still score well above 0): the weakest
+    # candidate stands in for it.
+    dense_relevance, lexical_relevance = scaled(dense), scaled(lexical, floor=0.0)
     dense_rank = {chunk_id: rank for rank, (chunk_id, _) in enumerate(dense)}
     lexical_rank = {chunk_id: rank for rank, (chunk_id, _) in enumerate(lexical)}
     cosine = dict(dense)
