@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 import numpy as np
 
 from threadkeep.embed import Embedder
-from threadkeep.model import Hit
+from threadkeep.model import Chunk, Hit
 from threadkeep.store import SearchFilters, Store
 from threadkeep.when import Span, named_span
 
@@ -95,6 +95,29 @@ def scaled(ranking: list[tuple[str, float]], floor: float | None = None) -> dict
     return {chunk_id: (score - low) / (high - low) for chunk_id, score in ranking}
 
 
+def relevances(
+    dense: list[tuple[str, float]], lexical: list[tuple[str, float]]
+) -> tuple[dict[str, float], dict[str, float]]:
+    """Each retriever's candidates scaled to 0..1 (dense relevance, full-text relevance)."""
+    # A full-text score of 0 is a chunk that matches nothing: full-text relevance is a share of the best
+    # match, so that of two candidates that match about as well neither drops to 0 because the list is
+    # short. Cosines have no such floor (unrelated texts still score well above 0): the weakest
+    # candidate stands in for it.
+    return scaled(dense), scaled(lexical, floor=0.0)
+
+
+def relevance(
+    chunk: Chunk, dense: float, lexical: float, now: datetime, settings: SearchSettings, span: Span | None
+) -> float:
+    """A chunk's fused relevance from its two scaled ones, chat decayed by age and by the time named."""
+    fused = settings.dense_weight * dense + (1.0 - settings.dense_weight) * lexical
+    if chunk.source_type == "chat":
+        fused *= age_factor((now - chunk.occurred_at).total_seconds() / 86400, settings)
+        if span is not None and not span.overlaps(chunk.started_at or chunk.occurred_at, chunk.occurred_at):
+            fused *= settings.off_time_factor
+    return fused
+
+
 def _fuse(
     store: Store,
     dense: list[tuple[str, float]],
@@ -103,11 +126,7 @@ def _fuse(
     settings: SearchSettings,
     span: Span | None = None,
 ) -> list[Hit]:
-    # A full-text score of 0 is a chunk that matches nothing: full-text relevance is a share of the best
-    # match, so that of two candidates that match about as well neither drops to 0 because the list is
-    # short. Cosines have no such floor (unrelated texts still score well above 0): the weakest
-    # candidate stands in for it.
-    dense_relevance, lexical_relevance = scaled(dense), scaled(lexical, floor=0.0)
+    dense_relevance, lexical_relevance = relevances(dense, lexical)
     dense_rank = {chunk_id: rank for rank, (chunk_id, _) in enumerate(dense)}
     lexical_rank = {chunk_id: rank for rank, (chunk_id, _) in enumerate(lexical)}
     cosine = dict(dense)
@@ -118,14 +137,10 @@ def _fuse(
         chunk = chunks.get(chunk_id)
         if chunk is None:
             continue
-        relevance = settings.dense_weight * dense_relevance.get(chunk_id, 0.0) + (
-            1.0 - settings.dense_weight
-        ) * lexical_relevance.get(chunk_id, 0.0)
-        if chunk.source_type == "chat":
-            relevance *= age_factor((now - chunk.occurred_at).total_seconds() / 86400, settings)
-            if span is not None and not span.overlaps(chunk.started_at or chunk.occurred_at, chunk.occurred_at):
-                relevance *= settings.off_time_factor
-        hits.append(Hit(chunk, relevance, cosine.get(chunk_id), lexical_rank.get(chunk_id), dense_rank.get(chunk_id)))
+        score = relevance(
+            chunk, dense_relevance.get(chunk_id, 0.0), lexical_relevance.get(chunk_id, 0.0), now, settings, span
+        )
+        hits.append(Hit(chunk, score, cosine.get(chunk_id), lexical_rank.get(chunk_id), dense_rank.get(chunk_id)))
     hits.sort(key=lambda hit: (-hit.score, hit.chunk.id))
     return hits
 
@@ -242,8 +257,12 @@ def retrieve(
     # chat one is then decayed: on that scale documents would nearly always lead. Cosines and full-text
     # scores are on one scale across sources (one model, one index), so the lead goes to the source
     # whose best hit is closer when both sources' candidates are scaled together.
-    joint = {hit.chunk.id: hit.score for hit in _fuse(store, dense, lexical, now, settings, span)}
-    return Retrieval(interleave(rankings, per_source, joint), dense, lexical, vectors)
+    both_dense, both_lexical = relevances(dense, lexical)
+    lead = {
+        chunk.id: relevance(chunk, both_dense.get(chunk.id, 0.0), both_lexical.get(chunk.id, 0.0), now, settings, span)
+        for chunk in (ranking[0].chunk for ranking in rankings if ranking)
+    }
+    return Retrieval(interleave(rankings, per_source, lead), dense, lexical, vectors)
 
 
 def search(
