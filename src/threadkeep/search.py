@@ -256,11 +256,13 @@ def retrieve(
     # Each source's relevance is scaled over its own candidates, so both first hits are near 1 and the
     # chat one is then decayed: on that scale documents would nearly always lead. Cosines and full-text
     # scores are on one scale across sources (one model, one index), so the lead goes to the source
-    # whose best hit is closer when both sources' candidates are scaled together.
+    # whose best hit is closer when both sources' candidates are scaled together. (A best hit found only
+    # among the chat of the time the question names is in neither list: it keeps its own score.)
     both_dense, both_lexical = relevances(dense, lexical)
     lead = {
         chunk.id: relevance(chunk, both_dense.get(chunk.id, 0.0), both_lexical.get(chunk.id, 0.0), now, settings, span)
         for chunk in (ranking[0].chunk for ranking in rankings if ranking)
+        if chunk.id in both_dense or chunk.id in both_lexical
     }
     return Retrieval(interleave(rankings, per_source, lead), dense, lexical, vectors)
 
