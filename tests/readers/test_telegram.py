@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -54,7 +54,8 @@ def test_unixtime_wins_over_local_date(result):
     message = by_id(result)["1712345678:2"]
     # `date` says 12:00 (Moscow wall clock); date_unixtime says 09:00 UTC.
     assert message.sent_at == datetime(2024, 2, 1, 9, 0, tzinfo=UTC)
-    assert message.sent_at.tzinfo is not None
+    # ... and is kept at the exporting machine's offset, so it reads 12:00 as Telegram showed it.
+    assert (message.sent_at.hour, message.sent_at.utcoffset()) == (12, timedelta(hours=3))
 
 
 def test_entities_mentions_and_links(result):

@@ -12,13 +12,13 @@ import contextvars
 import hashlib
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from threadkeep.errors import FileTooLargeError
-from threadkeep.model import ReadResult, Skip
+from threadkeep.model import Message, ReadResult, Skip
 
 MAX_LINE_CHARS = 5_000_000
 # iter_json_lines remembers why this many distinct bad lines (each shorter than this) failed.
@@ -242,6 +242,63 @@ def read_text_or_skip(path: Path, skipped: list[Skip]) -> str | None:
         return None
     skipped.extend(problems)
     return text
+
+
+def read_filled_text(path: Path, skipped: list[Skip], blank: str = "\ufeff \t\r\n") -> str | None:
+    """`read_text_or_skip`, also None (with a Skip) for a file holding nothing but `blank` characters."""
+    text = read_text_or_skip(path, skipped)
+    if text is not None and not text.strip(blank):
+        skipped.append(Skip(str(path), None, "file is empty"))
+        return None
+    return text
+
+
+class LineMessage(Protocol):
+    """One message of a line-per-message text export, as its reader parsed it."""
+
+    line: int
+    moment: datetime
+    sender: str  # "" for an event line
+    text: str
+    continuation: list[str]
+
+
+def line_messages(
+    ref: str,
+    raws: Iterable[LineMessage],
+    recalled: Callable[[str], bool],
+    media: Callable[[str], tuple[str, str]],
+) -> tuple[list[Message], set[str]]:
+    """The messages of a line-per-message export's parsed lines, and the speakers among them.
+
+    `recalled(body)` tells a "message deleted" placeholder, `media(body)` gives (kind, text) of
+    an attachment line or ("text", body)."""
+    seen: dict[str, int] = {}
+    speakers: set[str] = set()
+    messages = []
+    for raw in raws:
+        body = "\n".join([raw.text, *raw.continuation]).rstrip("\n") if raw.continuation else raw.text
+        system = raw.sender == ""
+        gone = not system and recalled(body.strip())
+        kind, body = ("system", body.strip()) if system else media(body)
+        sender = "system" if system else raw.sender
+        if not system:
+            speakers.add(sender)
+        messages.append(
+            Message(
+                id=text_message_id(ref, raw.moment, sender, body, seen),
+                conversation=ref,
+                sender=sender,
+                sender_name="" if system else sender,
+                sent_at=raw.moment,
+                text=body,
+                kind=kind,
+                role="system" if system else "member",
+                recalled=gone,
+                metadata={"line": raw.line},
+            )
+        )
+    return messages, speakers
 
 
 def files_to_read(

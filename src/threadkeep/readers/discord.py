@@ -26,7 +26,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from threadkeep.model import Conversation, Message, ReadResult, Skip
-from threadkeep.readers._io import confined, json_array_items, loads, parse_time, read_text_or_skip, too_deep
+from threadkeep.readers._io import confined, json_array_items, loads, parse_time, read_filled_text, too_deep
 
 NAME = "discord"
 
@@ -77,13 +77,10 @@ def detect(path: Path) -> bool:
 def _load(path: Path, skipped: list[Skip]) -> tuple[dict[str, Any] | None, list[tuple[int | None, Any]]]:
     """Parse a channel file into its header and (line, raw message) pairs, salvaging a broken tail."""
     file = str(path)
-    text = read_text_or_skip(path, skipped)
+    text = read_filled_text(path, skipped)
     if text is None:
         return None, []
     text = text.lstrip("\ufeff")
-    if not text.strip():
-        skipped.append(Skip(file, None, "file is empty"))
-        return None, []
     try:
         try:
             data = loads(text)

@@ -42,7 +42,7 @@ from itertools import pairwise
 from pathlib import Path
 
 from threadkeep.model import Conversation, Message, ReadResult, Skip
-from threadkeep.readers._io import head_lines, read_line_files, read_text_or_skip, text_message_id
+from threadkeep.readers._io import head_lines, read_filled_text, read_line_files, text_message_id
 
 NAME = "irc"
 
@@ -315,11 +315,8 @@ def _lines(text: str, file: str, result: ReadResult) -> tuple[list[_Line], list[
 
 def _read_file(path: Path, result: ReadResult) -> None:
     file = str(path)
-    text = read_text_or_skip(path, result.skipped)
+    text = read_filled_text(path, result.skipped)
     if text is None:
-        return
-    if not text.strip("\ufeff \t\r\n"):
-        result.skipped.append(Skip(file, None, "file is empty"))
         return
     day, date_basis = _path_date(path)
     lines, markers = _lines(text, file, result)

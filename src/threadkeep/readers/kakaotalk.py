@@ -34,8 +34,8 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta, timezone
 from pathlib import Path
 
-from threadkeep.model import Conversation, Message, ReadResult, Skip
-from threadkeep.readers._io import head_lines, read_line_files, read_text_or_skip, text_message_id
+from threadkeep.model import Conversation, ReadResult, Skip
+from threadkeep.readers._io import head_lines, line_messages, read_filled_text, read_line_files
 
 NAME = "kakaotalk"
 
@@ -252,43 +252,17 @@ def _media(text: str) -> tuple[str, str]:
 
 
 def _read_file(path: Path, result: ReadResult) -> None:
-    file = str(path)
-    text = read_text_or_skip(path, result.skipped)
+    text = read_filled_text(path, result.skipped)
     if text is None:
         return
-    if not text.strip("\ufeff \t\r\n"):
-        result.skipped.append(Skip(file, None, "file is empty"))
-        return
-    raws, title = _parse(text, file, result)
+    raws, title = _parse(text, str(path), result)
     if not raws:
-        result.skipped.append(Skip(file, None, "no KakaoTalk messages found"))
+        result.skipped.append(Skip(str(path), None, "no KakaoTalk messages found"))
         return
     title = title or path.stem
     ref = f"kakaotalk:{title}"
-    seen: dict[str, int] = {}
-    speakers = set()
-    for raw in raws:
-        body = "\n".join([raw.text, *raw.continuation]).rstrip("\n") if raw.continuation else raw.text
-        system = raw.sender == ""
-        recalled = not system and body.strip() in DELETED
-        kind, body = ("system", body.strip()) if system else _media(body)
-        sender = "system" if system else raw.sender
-        if not system:
-            speakers.add(sender)
-        result.messages.append(
-            Message(
-                id=text_message_id(ref, raw.moment, sender, body, seen),
-                conversation=ref,
-                sender=sender,
-                sender_name="" if system else sender,
-                sent_at=raw.moment,
-                text=body,
-                kind=kind,
-                role="system" if system else "member",
-                recalled=recalled,
-                metadata={"line": raw.line},
-            )
-        )
+    messages, speakers = line_messages(ref, raws, DELETED.__contains__, _media)
+    result.messages.extend(messages)
     metadata = {"timezone": TIMEZONE_NOTE, "file": path.name}
     result.conversations.append(Conversation(ref, title, "group" if len(speakers) > 2 else "direct", NAME, metadata))
 

@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
-from threadkeep.model import Conversation, Message, ReadResult, Skip
-from threadkeep.readers._io import head_lines, read_line_files, read_text_or_skip, text_message_id
+from threadkeep.model import Conversation, ReadResult, Skip
+from threadkeep.readers._io import head_lines, line_messages, read_filled_text, read_line_files
 
 NAME = "line"
 
@@ -233,44 +233,19 @@ def _title_from_file(path: Path) -> str:
 
 
 def _read_file(path: Path, result: ReadResult) -> None:
-    file = str(path)
-    text = read_text_or_skip(path, result.skipped)
+    text = read_filled_text(path, result.skipped)
     if text is None:
         return
-    if not text.strip("\ufeff \t\r\n"):
-        result.skipped.append(Skip(file, None, "file is empty"))
-        return
-    raws, title, group = _parse(text, file, result)
+    raws, title, group = _parse(text, str(path), result)
     if not raws:
-        result.skipped.append(Skip(file, None, "no dated LINE messages found"))
+        result.skipped.append(Skip(str(path), None, "no dated LINE messages found"))
         return
     title = title or _title_from_file(path)
     ref = f"line:{title}"
-    seen: dict[str, int] = {}
-    speakers = set()
-    for raw in raws:
-        # The blank line LINE writes before each date line is not part of the message above it.
-        body = "\n".join([raw.text, *raw.continuation]).rstrip("\n") if raw.continuation else raw.text
-        system = raw.sender == ""
-        recalled = not system and UNSENT.search(body.strip()) is not None
-        kind, body = ("system", body.strip()) if system else _media(body)
-        sender = "system" if system else raw.sender
-        if not system:
-            speakers.add(sender)
-        result.messages.append(
-            Message(
-                id=text_message_id(ref, raw.moment, sender, body, seen),
-                conversation=ref,
-                sender=sender,
-                sender_name="" if system else sender,
-                sent_at=raw.moment,
-                text=body,
-                kind=kind,
-                role="system" if system else "member",
-                recalled=recalled,
-                metadata={"line": raw.line},
-            )
-        )
+    # The blank line LINE writes before each date line is not part of the message above it:
+    # `line_messages` drops a body's trailing newlines.
+    messages, speakers = line_messages(ref, raws, lambda body: UNSENT.search(body) is not None, _media)
+    result.messages.extend(messages)
     is_group = group if group is not None else len(speakers) > 2
     metadata = {"timezone": TIMEZONE_NOTE, "file": path.name}
     result.conversations.append(Conversation(ref, title, "group" if is_group else "direct", NAME, metadata))

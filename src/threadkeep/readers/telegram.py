@@ -10,8 +10,9 @@ Decisions:
   metadata). A message with a `from` name and no id at all is read under that
   name (`metadata["sender_id_missing"] = True`), not dropped.
 - Time comes from `date_unixtime` (UTC). `date` is the exporting machine's wall
-  clock without an offset; when it is the only time, it is read as UTC and the
-  message is flagged `metadata["time_zone_unknown"] = True`.
+  clock without an offset: beside `date_unixtime` it gives the offset the time is
+  kept in (shown as Telegram showed it); when it is the only time, it is read as
+  UTC and the message is flagged `metadata["time_zone_unknown"] = True`.
 - `@username` mentions cannot be turned into sender refs (the export never lists
   usernames); they stay in the text and are listed in
   `metadata["mentioned_usernames"]`.
@@ -27,12 +28,12 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from threadkeep.model import Conversation, Message, ReadResult, Skip
-from threadkeep.readers._io import confined, json_array_items, loads, read_text_or_skip, too_deep
+from threadkeep.readers._io import confined, json_array_items, loads, read_filled_text, too_deep
 
 NAME = "telegram"
 
@@ -90,13 +91,10 @@ def detect(path: Path) -> bool:
 
 def _load(path: Path, skipped: list[Skip]) -> Any:
     file = str(path)
-    text = read_text_or_skip(path, skipped)
+    text = read_filled_text(path, skipped)
     if text is None:
         return None
     text = text.lstrip("\ufeff")
-    if not text.strip():
-        skipped.append(Skip(file, None, "file is empty"))
-        return None
     try:
         try:
             return loads(text)
@@ -200,19 +198,44 @@ def _render(raw: Any, notes: list[str]) -> tuple[str, list[str], list[str]]:
 
 def _time(raw: dict[str, Any], unix_key: str, local_key: str) -> tuple[datetime, bool]:
     """(moment, exact): exact is False when only the offset-less local time was there."""
+    local = raw.get(local_key)
+    wall = _wall_clock(local)
     unix = raw.get(unix_key)
     if isinstance(unix, str | int) and not isinstance(unix, bool):
         try:
-            return datetime.fromtimestamp(int(unix), tz=UTC), True
+            moment = datetime.fromtimestamp(int(unix), tz=UTC)
         except (ValueError, OverflowError, OSError):
             pass
-    local = raw.get(local_key)
-    if not isinstance(local, str):
+        else:
+            return moment.astimezone(_offset(wall, moment)), True
+    if wall is None:
         raise ValueError(f"{unix_key} and {local_key} are missing or unreadable")
-    moment = datetime.fromisoformat(local)
-    if moment.tzinfo is None:
-        return moment.replace(tzinfo=UTC), False
-    return moment, True
+    if wall.tzinfo is None:
+        return wall.replace(tzinfo=UTC), False
+    return wall, True
+
+
+def _wall_clock(local: object) -> datetime | None:
+    if not isinstance(local, str):
+        return None
+    try:
+        return datetime.fromisoformat(local)
+    except ValueError:
+        return None
+
+
+_QUARTER_HOUR = 15 * 60
+_MAX_OFFSET = timedelta(hours=14)
+
+
+def _offset(wall: datetime | None, moment: datetime) -> timezone:
+    """The exporting machine's offset, from its wall clock (`date`) beside the UTC time: times are
+    then shown as Telegram showed them (10:01 in Shanghai, not 02:01), the instant unchanged."""
+    if wall is None or wall.tzinfo is not None:
+        return UTC
+    seconds = (wall - moment.replace(tzinfo=None)).total_seconds()
+    offset = timedelta(seconds=round(seconds / _QUARTER_HOUR) * _QUARTER_HOUR)
+    return timezone(offset) if offset and abs(offset) <= _MAX_OFFSET else UTC
 
 
 def _media(raw: dict[str, Any]) -> tuple[str, str]:

@@ -27,7 +27,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from threadkeep.model import Conversation, Message, ReadResult, Skip
-from threadkeep.readers._io import head_lines, read_line_files, read_text_or_skip
+from threadkeep.readers._io import head_lines, read_filled_text, read_line_files
 
 NAME = "wechat"
 
@@ -207,11 +207,8 @@ def _mentions(text: str, names: list[str]) -> tuple[str, tuple[str, ...]]:
 
 def _read_file(path: Path, result: ReadResult) -> None:
     file = str(path)
-    text = read_text_or_skip(path, result.skipped)
+    text = read_filled_text(path, result.skipped)
     if text is None:
-        return
-    if not text.strip("\ufeff \t\r\n"):
-        result.skipped.append(Skip(file, None, "file is empty"))
         return
     blocks = _blocks(text, file, result)
     if not blocks:

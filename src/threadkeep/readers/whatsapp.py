@@ -45,7 +45,7 @@ from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 
 from threadkeep.model import Conversation, Message, ReadResult, Skip
-from threadkeep.readers._io import confined, head_lines, read_text_or_skip, text_message_id
+from threadkeep.readers._io import confined, head_lines, read_filled_text, text_message_id
 
 NAME = "whatsapp"
 
@@ -411,11 +411,8 @@ def _mentions(text: str, names: list[str]) -> tuple[str, tuple[str, ...]]:
 
 def _read_file(path: Path, result: ReadResult) -> None:
     file = str(path)
-    text = read_text_or_skip(path, result.skipped)
+    text = read_filled_text(path, result.skipped, MARKS + " \t\r\n")
     if text is None:
-        return
-    if not text.strip(MARKS + " \t\r\n"):
-        result.skipped.append(Skip(file, None, "file is empty"))
         return
     raws = _parse_lines(text, file, result.skipped)
     if not raws:
