@@ -133,18 +133,3 @@ def test_the_closer_source_leads_the_interleaved_hits(tmp_path, bundle_factory, 
                         "the printer jams") as kb:  # fmt: skip
         assert kb.search(question, per_source=2, now=NOW)[0].chunk.source_type == "document"
 
-
-def test_of_two_chats_that_match_about_as_well_the_newer_leads_even_when_they_alone_match(
-    bundle_factory, hash_embedder
-):
-    # Only these two chats hold the question's words: min-max scaling over two full-text candidates
-    # would give the slightly weaker one no full-text relevance at all, more than any age decay offsets.
-    fix = "Re-enter the mail password."
-    talk = assistant_chat("january", "2026-01-15", [("the printer shows scan to email failed", fix)])
-    talk += assistant_chat("may", "2026-05-25", [("the printer says scan to email failed every time", fix)])
-    for n, topic in enumerate(("cat food", "garden hose", "bike tyre", "tax return", "oven timer", "car wash")):
-        talk += assistant_chat(f"other-{n}", "2026-05-30", [(f"a question about the {topic}", f"The {topic} is fine.")])
-    with open_kb(bundle_factory, hash_embedder, talk) as kb:
-        question = "scan to email failed on the printer"
-        assert sources(kb.search(question, k=2, now=NOW))[0] == "may"
-        assert sources(kb.search(question, k=2, now=NOW, settings=SearchSettings(decay_floor=1.0)))[0] == "january"

@@ -79,31 +79,15 @@ def age_factor(age_days: float, settings: SearchSettings) -> float:
     return settings.decay_floor + (1.0 - settings.decay_floor) * decay(age_days, settings.half_life_days)
 
 
-def scaled(ranking: list[tuple[str, float]], floor: float | None = None) -> dict[str, float]:
-    """Scores mapped to 0..1 over the candidate list: the best 1, the weakest (or `floor`, when lower) 0.
-
-    All 1 when they are equal.
-    """
+def scaled(ranking: list[tuple[str, float]]) -> dict[str, float]:
+    """Scores mapped to 0..1 over the candidate list: the best 1, the weakest 0 (all 1 when they are equal)."""
     if not ranking:
         return {}
     scores = np.array([score for _, score in ranking], dtype=np.float64)
     low, high = float(scores.min()), float(scores.max())
-    if floor is not None:
-        low = min(low, floor)
     if high - low <= 1e-12:
         return {chunk_id: 1.0 for chunk_id, _ in ranking}
     return {chunk_id: (score - low) / (high - low) for chunk_id, score in ranking}
-
-
-def relevances(
-    dense: list[tuple[str, float]], lexical: list[tuple[str, float]]
-) -> tuple[dict[str, float], dict[str, float]]:
-    """Each retriever's candidates scaled to 0..1 (dense relevance, full-text relevance)."""
-    # A full-text score of 0 is a chunk that matches nothing: full-text relevance is a share of the best
-    # match, so that of two candidates that match about as well neither drops to 0 because the list is
-    # short. Cosines have no such floor (unrelated texts still score well above 0): the weakest
-    # candidate stands in for it.
-    return scaled(dense), scaled(lexical, floor=0.0)
 
 
 def relevance(
@@ -126,7 +110,7 @@ def _fuse(
     settings: SearchSettings,
     span: Span | None = None,
 ) -> list[Hit]:
-    dense_relevance, lexical_relevance = relevances(dense, lexical)
+    dense_relevance, lexical_relevance = scaled(dense), scaled(lexical)
     dense_rank = {chunk_id: rank for rank, (chunk_id, _) in enumerate(dense)}
     lexical_rank = {chunk_id: rank for rank, (chunk_id, _) in enumerate(lexical)}
     cosine = dict(dense)
@@ -258,7 +242,7 @@ def retrieve(
     # scores are on one scale across sources (one model, one index), so the lead goes to the source
     # whose best hit is closer when both sources' candidates are scaled together. (A best hit found only
     # among the chat of the time the question names is in neither list: it keeps its own score.)
-    both_dense, both_lexical = relevances(dense, lexical)
+    both_dense, both_lexical = scaled(dense), scaled(lexical)
     lead = {
         chunk.id: relevance(chunk, both_dense.get(chunk.id, 0.0), both_lexical.get(chunk.id, 0.0), now, settings, span)
         for chunk in (ranking[0].chunk for ranking in rankings if ranking)
