@@ -60,6 +60,9 @@ class Retrieval:
     hits: list[Hit]
     dense: list[tuple[str, float]] = field(default_factory=list)  # (chunk id, cosine), best first
     lexical: list[tuple[str, float]] = field(default_factory=list)  # (chunk id, full-text score), best first
+    # The dense candidates among the chat said in the time the query names ("last June"), best first; empty
+    # when it names none. A passage standing out of these is as close as the question's time allows.
+    window: list[tuple[str, float]] = field(default_factory=list)
     # (chunks with a vector, chunks with text to embed) while some have no vector yet, else None: the
     # dense side sees only the first, so until they are made those chunks are found by their words only.
     vectors: tuple[int, int] | None = None
@@ -162,8 +165,8 @@ def ranked(
     now: datetime,
     settings: SearchSettings,
     span: Span | None,
-) -> tuple[list[Hit], list[tuple[str, float]], list[tuple[str, float]]]:
-    """Fused hits, diversified, and both retrievers' candidates.
+) -> tuple[list[Hit], list[tuple[str, float]], list[tuple[str, float]], list[tuple[str, float]]]:
+    """Fused hits, diversified, both retrievers' candidates and the dense candidates of the time named.
 
     When the query names a time, chat said then is also retrieved and scaled on its own, and each chunk
     keeps the better of its two scores: the best match of that time counts fully even when other
@@ -172,15 +175,17 @@ def ranked(
     dense = store.dense_candidates(vector, settings.candidates, filters)
     lexical = store.lexical_candidates(query, settings.candidates, filters)
     hits = _fuse(store, dense, lexical, now, settings, span)
+    window: list[tuple[str, float]] = []
     if span is not None and filters.source_type in (None, "chat"):
         since = max(span.since, filters.since) if filters.since else span.since
         until = min(span.until, filters.until) if filters.until else span.until
         within = replace(filters, source_type="chat", since=since, until=until)
         if since <= until:
             best = {hit.chunk.id: hit for hit in hits}
+            window = store.dense_candidates(vector, settings.candidates, within)
             for hit in _fuse(
                 store,
-                store.dense_candidates(vector, settings.candidates, within),
+                window,
                 store.lexical_candidates(query, settings.candidates, within),
                 now,
                 settings,
@@ -188,7 +193,7 @@ def ranked(
                 if hit.chunk.id not in best or best[hit.chunk.id].score < hit.score:
                     best[hit.chunk.id] = hit
             hits = sorted(best.values(), key=lambda hit: (-hit.score, hit.chunk.id))
-    return diversified(hits, settings.repeat_factor), dense, lexical
+    return diversified(hits, settings.repeat_factor), dense, lexical, window
 
 
 def interleave(rankings: list[list[Hit]], per_source: int, lead: dict[str, float] | None = None) -> list[Hit]:
@@ -226,15 +231,18 @@ def retrieve(
     vectors = pending_coverage(store)
     span = named_span(query, now) if settings.off_time_factor < 1.0 else None
     if per_source is None or filters.source_type is not None:
-        hits, dense, lexical = ranked(store, vector, query, filters, now, settings, span)
-        return Retrieval(hits[: per_source or k], dense, lexical, vectors)
-    rankings, dense, lexical = [], [], []
+        hits, dense, lexical, window = ranked(store, vector, query, filters, now, settings, span)
+        return Retrieval(hits[: per_source or k], dense, lexical, window=window, vectors=vectors)
+    rankings, dense, lexical, window = [], [], [], []
     for source_type in SOURCE_TYPES:
         scoped = replace(filters, source_type=source_type)
-        source_hits, source_dense, source_lexical = ranked(store, vector, query, scoped, now, settings, span)
+        source_hits, source_dense, source_lexical, source_window = ranked(
+            store, vector, query, scoped, now, settings, span
+        )
         rankings.append(source_hits)
         dense += source_dense
         lexical += source_lexical
+        window += source_window
     dense.sort(key=lambda item: -item[1])
     lexical.sort(key=lambda item: -item[1])
     # Each source's relevance is scaled over its own candidates, so both first hits are near 1 and the
@@ -248,7 +256,7 @@ def retrieve(
         for chunk in (ranking[0].chunk for ranking in rankings if ranking)
         if chunk.id in both_dense or chunk.id in both_lexical
     }
-    return Retrieval(interleave(rankings, per_source, lead), dense, lexical, vectors)
+    return Retrieval(interleave(rankings, per_source, lead), dense, lexical, window=window, vectors=vectors)
 
 
 def search(
