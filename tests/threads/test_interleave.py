@@ -200,3 +200,43 @@ def test_a_confirmation_that_tells_the_fix_counts_past_the_cue_length() -> None:
     assert len(told) > 48 and not cues.is_confirmation(told) and cues.confirms_fix(told)
     assert not cues.confirms_fix("Archives here and elsewhere no longer work, the links all go to a 404 page")
     assert not cues.confirms_fix("it works now on staging but does it work on production for everyone else?")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("大家早", True),
+        ("早上好~", True),
+        ("morning all", True),
+        ("Hello everyone!", True),
+        ("大家早点出门 会下雨", False),
+        ("hi, my wifi keeps dropping since this morning", False),
+        ("heads up: standup moves to 10:30 tomorrow", False),
+    ],
+)
+def test_a_greeting_and_nothing_else(text: str, expected: bool) -> None:
+    assert cues.greets(text) is expected
+
+
+def test_a_greeting_leaves_the_thread_it_shares_no_word_with() -> None:
+    messages = [*DOG, msg("g1", "nana", 4, "morning all")]
+    picks = {"d1": None}  # the scores follow the latest message
+    assert decode(messages, picks, rules=False)["g1"] == "d3"
+    assert decode(messages, picks)["g1"] is None
+    # After one's own line it goes on with it ("Front left…" then "morning all" by the same person).
+    own = [*DOG, msg("g1", "da", 4, "morning all")]
+    assert decode(own, picks)["g1"] == "d3"
+
+
+def test_a_picture_goes_with_its_senders_own_latest_line() -> None:
+    booked = [
+        msg("b1", "jess", 0, "Airbnb is booked!! £612 for 4 nights, send whenever"),
+        msg("b2", "marcus", 0.5, "what time is everyone landing friday"),
+        Message("b3", "c", "jess", START + timedelta(minutes=1), "[image]", kind="image"),
+    ]
+    picks = {"b1": None, "b2": None, "b3": "b2"}  # the scores take the picture for an answer to b2
+    assert decode(booked, picks, rules=False)["b3"] == "b2"
+    assert decode(booked, picks)["b3"] == "b1"
+    # A text line by the same sender is no picture: the scores decide.
+    said = [*booked[:2], msg("b3", "jess", 1, "10:40 from gatwick")]
+    assert decode(said, picks)["b3"] == "b2"
