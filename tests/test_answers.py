@@ -19,8 +19,11 @@ from threadkeep.answer_types import asked_types, count_value, standard_question
 from threadkeep.answerability import (
     ABOUT_SOMEONE_ELSE,
     AGREEMENT_STANDOUT,
+    MIN_STANDOUT,
     action_asked,
     agrees,
+    asks_only,
+    assess,
     codes,
     question_units,
     resegmented,
@@ -691,3 +694,184 @@ def test_can_it_connect_to_x_needs_x_named_whole(tmp_path):
         speaker = app.ask("扫地机能连小爱音箱吗", now=NOW)
     assert wifi.status == "answered", wifi.reason
     assert speaker.status == "no_answer" and "小爱" in speaker.reason
+
+
+def test_a_value_in_a_named_unit_needs_a_number_in_that_unit(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "manual.md").write_text(
+        "# 电动车手册\n\n## 电池\n\n标配 48V 锂电池，续航约 65 公里，充满约需 6 小时。\n\n"
+        "## Size\n\nThe scooter weighs 19 kg and folds to 110 cm.\n",
+        encoding="utf-8",
+    )
+    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as manual:
+        manual.ingest(docs)
+        volts = manual.ask("电池是多少伏的", now=NOW)
+        energy = manual.ask("电池充满一次要几度电", now=NOW)
+        kilos = manual.ask("what does the scooter weigh in kilograms", now=NOW)
+        pounds = manual.ask("what does the scooter weigh in pounds", now=NOW)
+    assert volts.status == "answered", volts.reason
+    assert energy.status == "no_answer" and "度电" in energy.reason  # 65 公里 and 6 小时 are no energy
+    assert kilos.status == "answered", kilos.reason
+    assert pounds.status == "no_answer" and "pounds" in pounds.reason
+
+
+def test_contractions_typed_without_the_apostrophe_and_negated_modals_name_no_topic():
+    assert standard_question("descale reminder wont go away") == "descale reminder will not go away"
+    assert standard_question("theres water under it, whats wrong") == "there is water under it, what is wrong"
+    assert "won" not in question_units(standard_question("the app won't let me in"))
+    assert question_units("能不能退款") == question_units("退款") == {"退款"}
+    assert question_units("可不可以退款") == question_units("退款")
+
+
+def test_a_thread_that_only_asks_lends_the_decision_no_closeness(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "app.md").write_text(
+        "# Machine app\n\n## Schedule\n\nSet a wake-up time under Settings > Schedule and the machine heats up.\n",
+        encoding="utf-8",
+    )
+    messages = [
+        chat("k1", "priya", "2026-05-10T20:00:00+00:00", "does anyone know if it fits under kitchen cabinets?"),
+        chat("k2", "jess", "2026-05-10T20:20:00+00:00", "wondering the same"),
+    ]
+    question = "will the machine fit under my kitchen cabinets"
+    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as owners:
+        owners.ingest(write_bundle(tmp_path / "bundle", messages))
+        owners.ingest(docs)
+        retrieval = retrieve(owners.store, owners.embedder, question, 10, now=NOW, per_source=10)
+        thread = next(hit for hit in retrieval.hits if hit.chunk.source_type == "chat")
+        section = next(hit for hit in retrieval.hits if hit.chunk.source_type == "document")
+        assert asks_only(thread)  # "wondering the same" joins the question, as 同问 does
+        # The thread that only asks is by far the closest; of the rest, the section does not stand out.
+        others = [(f"other-{i}", 0.45 + 0.01 * i) for i in range(12)]
+        retrieval.dense = [(thread.chunk.id, 0.95), (section.chunk.id, 0.53), *others]
+        assessment = assess(question, retrieval, owners.store)
+    assert standout(retrieval.dense) > MIN_STANDOUT > assessment.features["standout"]
+    assert not assessment.answerable and "nobody answered" in assessment.reason
+
+
+def test_chat_said_in_the_time_a_question_names_is_weighed_among_what_was_said_then(kb, tmp_path):
+    messages = [
+        chat(f"p{i}", "mel", f"2026-0{month}-1{i}T10:00:00+00:00", text)
+        for i, (month, text) in enumerate(
+            [(3, "painted a lake at sunrise"), (3, "painted the old barn"), (4, "painted my dog"),
+             (1, "went to the pottery class"), (1, "bought new brushes")]
+        )
+    ]  # fmt: skip
+    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as friends:
+        friends.ingest(write_bundle(tmp_path / "bundle", messages))
+        retrieval = retrieve(friends.store, friends.embedder, "what did Mel paint in April", 10, now=NOW)
+        april = {chunk_id for chunk_id, _ in retrieval.window}
+        chunks = friends.store.get_chunks(april)
+        assert april and all(chunk.text.count("2026-04") for chunk in chunks.values())
+        plain = retrieve(friends.store, friends.embedder, "what did Mel paint", 10, now=NOW)
+        assert plain.window == []
+    hit = retrieve(kb.store, kb.embedder, "what is the gate code", 3, now=NOW).hits[0]
+    # Level with every other month's lines, yet standing out of what was said in the month named.
+    level = [("a", 0.81), (hit.chunk.id, 0.80), *[(f"near-{i}", 0.79) for i in range(35)]]
+    level += [(f"far-{i}", 0.1) for i in range(5)]
+    window = [(hit.chunk.id, 0.80), ("w1", 0.5), ("w2", 0.49), ("w3", 0.48), ("w4", 0.5)]
+    assert not agrees(kb.store, Retrieval([hit], level, []), hit)
+    assert agrees(kb.store, Retrieval([hit], level, [], window=window), hit)
+
+
+def test_which_model_needs_a_product_name_by_or_about_the_member_and_a_wechat_id_an_id(tmp_path):
+    messages = [
+        chat("w1", "leo", "2026-05-10T10:00:00+00:00", "mine's the Brava Duo in black, which one did you get Jess?"),
+        chat("w2", "jess", "2026-05-10T10:06:00+00:00", "the Brava One, single boiler"),
+        chat("w3", "priya", "2026-05-11T19:00:00+00:00", "app won't find the machine on my wifi"),
+        chat("w4", "kai", "2026-05-11T19:05:00+00:00", "hold the steam and power buttons 3 seconds to pair"),
+        chat("w5", "priya", "2026-05-11T19:30:00+00:00", "pairing mode did it, thanks"),
+        chat("w6", "he", "2026-05-12T09:00:00+08:00", "电机插头拔下来吹干再插紧就好，有问题加我微信"),
+        chat("w7", "zhao", "2026-05-12T09:30:00+08:00", "好的 谢谢老何"),
+    ]
+    members = {"leo": "Leo Grant", "jess": "Jess Hale", "priya": "Priya Nair", "kai": "Brava Tech (Kai)", "he": "老何"}
+    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as owners:
+        people = [{"senderRef": ref, "displayName": name} for ref, name in members.items()]
+        owners.ingest(write_bundle(tmp_path / "bundle", messages, members=people))
+        leo = owners.ask("which model does Leo have", now=NOW)
+        priya = owners.ask("which model does Priya have", now=NOW)
+        wechat = owners.ask("老何的微信号是多少", now=NOW)
+    assert leo.status == "answered", leo.reason
+    # Her lines name the app and the machine, but no model: "Priya Nair:" is a speaker, not a product.
+    assert priya.status == "no_answer" and "model" in priya.reason
+    assert wechat.status == "no_answer" and "account ID" in wechat.reason
+
+
+def test_a_name_of_several_words_must_be_held_whole_by_one_passage(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "shop.md").write_text(
+        "# Shop\n\n## Colours\n\nThe grinder comes in matte black and white.\n\n"
+        "## Contact\n\nEmail us Monday to Friday.\n\n## Sales\n\nSpring Sale: the grinder code is SPRING10.\n",
+        encoding="utf-8",
+    )
+    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as shop:
+        shop.ingest(docs)
+        black_friday = shop.ask("what was the Black Friday grinder code", now=NOW)
+        spring = shop.ask("what was the Spring Sale grinder code", now=NOW)
+    assert black_friday.status == "no_answer" and "Black Friday" in black_friday.reason
+    assert spring.status == "answered", spring.reason
+
+
+def test_a_chinese_what_kind_question_needs_the_kind_it_asks_for_but_what_it_means_is_no_kind(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "manual.md").write_text(
+        "# 电动车手册\n\n## 保修\n\n车架保修五年，电机保修三年。\n\n## 颜色\n\n车身有黑色和白色两种颜色。\n\n"
+        "## 故障码\n\nE08：控制器过热，停车休息 15 分钟。\n",
+        encoding="utf-8",
+    )
+    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as manual:
+        manual.ingest(docs)
+        material = manual.ask("车架是什么材质的", now=NOW)
+        colour = manual.ask("车身有什么颜色", now=NOW)
+        code = manual.ask("E08是什么意思", now=NOW)
+    assert material.status == "no_answer" and "材质" in material.reason
+    assert colour.status == "answered", colour.reason
+    assert code.status == "answered", code.reason  # 意思 asks what the code means: no thing a passage must name
+
+
+def test_a_verbal_noun_no_passage_holds_is_a_thing_the_store_lacks(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "store.md").write_text(
+        "# 门店服务\n\n## 服务\n\n门店提供免费检测，周六和周日照常营业。\n\n## 地址\n\n门店在人民路 88 号。\n",
+        encoding="utf-8",
+    )
+    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as shop:
+        shop.ingest(docs)
+        event = shop.ask("门店周六有什么活动", now=NOW)
+        check = shop.ask("门店周六有免费检测吗", now=NOW)
+    assert event.status == "no_answer" and "活动" in event.reason  # 活动 is a verbal noun (jieba: vn)
+    assert check.status == "answered", check.reason
+
+
+def test_an_acronym_no_passage_holds_is_refused_and_a_how_to_needs_its_action_where_its_other_words_are(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for name, text in {
+        "ports": "# Ports\n\nThe base has two ethernet ports and a power socket.\n",
+        "admins": "# Admin access\n\nInvite a second admin under Settings > Household.\n",
+        "updates": "# Updates\n\nYou can change the update window under Settings > Updates.\n",
+    }.items():
+        (docs / f"{name}.md").write_text(text, encoding="utf-8")
+    messages = [
+        chat("h1", "chen", "2026-05-11T08:30:00+08:00", "主刷缠满了头发 拆不下来"),
+        chat("h2", "tt", "2026-05-11T08:34:00+08:00", "主刷两端有黄色卡扣，往外一掰就能取出"),
+    ]
+    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as kb:
+        kb.ingest(docs)
+        kb.ingest(write_bundle(tmp_path / "bundle", messages))
+        usb = kb.ask("does the base have a USB port", now=NOW)
+        ethernet = kb.ask("does the base have an ethernet port", now=NOW)
+        password = kb.ask("how do I change the admin password", now=NOW)
+        window = kb.ask("how do I change the update window", now=NOW)
+        brush = kb.ask("主刷上全是头发 怎么拆下来", now=NOW)
+    assert usb.status == "no_answer" and "USB" in usb.reason
+    assert ethernet.status == "answered", ethernet.reason
+    # "change" is in the updates section, which says nothing of the admin password.
+    assert password.status == "no_answer" and "change" in password.reason
+    assert window.status == "answered", window.reason
+    assert brush.status == "answered", brush.reason  # 拆不下来 is about 拆下来

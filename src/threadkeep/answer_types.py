@@ -61,12 +61,25 @@ _TOOK = re.compile(rf"{_PAST.pattern}|[了过](?:多久|多长|几|多少)", re.
 _COLLOQUIAL = (("咋整", "怎么办"), ("咋办", "怎么办"), ("咋弄", "怎么办"), ("咋", "怎么"), ("啥", "什么"))
 
 
+# English contractions, typed with or without the apostrophe ("isnt", "wont", "theres"), as the function words
+# they stand for: "won't" is no topic, though full text would index it as the word "won".
+_CONTRACTIONS = {
+    "isn": "is not", "aren": "are not", "wasn": "was not", "weren": "were not", "won": "will not",
+    "can": "can not", "don": "do not", "doesn": "does not", "didn": "did not", "haven": "have not",
+    "hasn": "has not", "hadn": "had not", "shouldn": "should not", "couldn": "could not",
+    "wouldn": "would not",
+}
+_NEGATIVE = re.compile(rf"\b({'|'.join(_CONTRACTIONS)})'?t\b", re.I)
+_IS = re.compile(r"\b(there|what|how|where|that|who)'?s\b", re.I)
+
+
 def standard_question(question: str) -> str:
     """The question with colloquial asking words in their standard form (啥版本 asks for a version as 什么版本
-    does; 咋回事 is 怎么回事)."""
+    does; 咋回事 is 怎么回事; "wont" and "won't" are "will not")."""
     for colloquial, standard in _COLLOQUIAL:
         question = question.replace(colloquial, standard)
-    return question
+    question = _NEGATIVE.sub(lambda match: _CONTRACTIONS[match[1].lower()], question)
+    return _IS.sub(lambda match: f"{match[1]} is", question)
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,6 +187,30 @@ ANSWER_TYPES = (
         re.compile(_EDITION),
     ),
     AnswerType(
+        # Which model someone has or a part fits: a product's name ("Brava Duo", "X3 Pro", 标准版), not a
+        # passage that only mentions the product.
+        "a model",
+        re.compile(r"(?:什么|哪个|哪一个|哪款|哪一款)型号|型号是?(?:什么|多少)|\b(?:which|what) models?\b", re.I),
+        re.compile(r"(?:什么|哪个|哪一个|哪款|哪一款)?型号(?:是?(?:什么|多少))?|\b(?:which|what) models?\b", re.I),
+        re.compile(
+            rf"{_EDITION}|(?<![\w.])(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*(?![\w.])"
+            r"|\b[A-Z][a-z]+ (?:[A-Z][a-z]+|[A-Z]*\d\w*|[A-Z]{2,})\b"
+        ),
+    ),
+    AnswerType(
+        # A messaging account (微信号, QQ, a handle): an ID someone gave, not a passage naming the app.
+        "an account ID",
+        re.compile(
+            r"(?:微信|QQ)\s*号?\s*(?:是)?(?:多少|什么)|\bwhat(?:'s| is) .*\b(?:handle|username|user name)\b", re.I
+        ),
+        re.compile(
+            r"(?:微信|QQ)\s*号?|是?(?:多少|什么)|\bwhat(?:'s| is)?\b|\b(?:handle|username|user name)\b", re.I
+        ),
+        re.compile(
+            r"(?:微信|wechat|wx|vx|QQ|handle|username|id)\s*(?:号|id)?\s*[:：是为]?\s*@?[A-Za-z0-9_-]{5,}", re.I
+        ),
+    ),
+    AnswerType(
         "a phone number",
         re.compile(r"(?:手机|电话)号?码?(?:是)?多少|号码是|联系电话|\b(?:what|which)(?:'s| is) .*phone number", re.I),
         re.compile(r"手机号?码?|电话号?码?|号码|多少|\bphone number\b", re.I),
@@ -246,10 +283,52 @@ def count_value(question: str) -> re.Pattern[str] | None:
     return re.compile(f"{before}|{after}", re.I)
 
 
+# Units of measure a question may name ("多少伏", "几度电", "in decibels"), each with the ways a passage writes a
+# number in it: a value in another unit is no answer (续航 "65 公里" says nothing of 多少伏, "18 g" nothing of
+# decibels).
+_UNITS = (
+    ("伏特?|volts?", r"伏特?|V|volts?"),
+    ("千瓦时|度电?|kwh|kilowatt[ -]hours?", r"度|kWh|千瓦时|kilowatt[ -]hours?"),
+    ("千?瓦|watts?|kilowatts?", r"千?瓦|k?W|(?:kilo)?watts?"),
+    ("分贝|decibels?|db", r"分贝|dB|decibels?"),
+    ("毫安时?|mah", r"毫安时?|mAh"),
+    ("公里|千米|kilomet(?:re|er)s?|km", r"公里|千米|km|kilomet(?:re|er)s?"),
+    ("miles?|mph", r"miles?|mi\b|mph"),
+    ("英寸|寸|inch(?:es)?", r"英?寸|inch(?:es)?|in\b|\""),
+    ("厘米|centimet(?:re|er)s?|cm", r"厘米|cm|centimet(?:re|er)s?"),
+    ("毫米|millimet(?:re|er)s?|mm", r"毫米|mm|millimet(?:re|er)s?"),
+    ("米|met(?:re|er)s?", r"米|m\b|met(?:re|er)s?"),
+    ("公斤|千克|斤|kilo(?:gram)?s?|kg", r"公斤|千克|斤|kg|kilo(?:gram)?s?"),
+    ("pounds?|lbs?", r"pounds?|lbs?"),
+    ("毫升|升|lit(?:re|er)s?|millilit(?:re|er)s?|ml", r"毫?升|m?l\b|ml|(?:milli)?lit(?:re|er)s?"),
+    ("bars?|psi|帕|巴", r"bars?|psi|k?Pa|帕|巴"),
+)
+_UNIT_ASKING = re.compile(
+    r"(?:多少|几)\s*(?P<zh>伏特?|千瓦时|度电?|千?瓦|分贝|毫安时?|公里|千米|英?寸|厘米|毫米|米|公斤|千克|斤|毫?升|帕|巴)"
+    r"|\b(?:in|how many)\s+(?P<en>[a-z]+(?:[ -]hours?)?)\b",
+    re.I,
+)
+
+
+def unit_value(question: str) -> AnswerType | None:
+    """The value a question naming its unit of measure asks for, as a number in that unit; None when it names
+    none. "How many" of a thing that is no unit ("how many nodes") is a count, read by `count_value`."""
+    for match in _UNIT_ASKING.finditer(question):
+        unit = match["zh"] or match["en"]
+        for asked, written in _UNITS:
+            if re.fullmatch(asked, unit, re.I):
+                value = re.compile(rf"(?:\d|[一二两三四五六七八九十百千万])\s*(?:{written})(?![A-Za-z])", re.I)
+                return AnswerType(f"a value in {unit}", _UNIT_ASKING, _UNIT_ASKING, value)
+    return None
+
+
 def asked_types(question: str) -> list[AnswerType]:
     """The kinds of value the question asks for, each of which a passage about its subject must state."""
     wanted = [kind for kind in ANSWER_TYPES if kind.asks.search(question)]
     number = count_value(question)
     if number is not None:
         wanted.append(AnswerType("a number", _COUNT_ASKING, _COUNT_ASKING, number))
+    unit = unit_value(question)
+    if unit is not None:
+        wanted.append(unit)
     return wanted

@@ -16,15 +16,20 @@ languages and chunk types, so the decision reads what was retrieved:
   jieba cut across a word the store holds (满电能扫 -> 满电 能扫); a potential complement is its verb (装不上);
 - a question about one chat member needs a passage by or about them among those covering its other
   words (what Ben said of his shoe size does not answer a question about Maya's);
-- a chat thread that only asks (every line a question, an acknowledgement or a "me too") answers nothing;
+- a chat thread that only asks (every line a question, an acknowledgement or a "me too") answers nothing, and
+  lends the decision no closeness;
+- a name of several words ("Black Friday") must stand whole in one passage, an acronym (USB) somewhere;
+- a question naming a unit (多少伏, "in decibels") needs a number in that unit; a model or a messaging ID asked
+  for needs one stated (speaker names are no value);
 - a value stated for something the question's qualifier does not name is not its value (地面车位 when only
-  地下车位 has a rent); a Chinese who / which question needs the noun it turns on somewhere; a "does it
+  地下车位 has a rent); a Chinese who / which / what-kind question needs the noun it turns on somewhere; a "does it
   support X" question needs X named whole; a how-to needs its action (解绑, "change") in a passage covering
   its other words; a code or password, a plan and an English count need the value itself ("the password is
   on the card" states none, "floor 3" counts no phone booths); how long something takes needs a stated
   duration, while how long something took may be read from a thread's message times;
 - a top passage must hold enough of the weighted words, and the dense side must agree (its cosine a
-  standard deviation above the other candidates'), or the best dense score must stand out from
+  standard deviation above the other candidates', or above the other lines of the time the question
+  names), or the best dense score must stand out from
   them (in standard deviations of the store's own scores for this query, not as a cosine, and not
   as a rank, whose meaning changes with the store's size);
 - when the question names one speaker and the lines closest to it were said by the other
@@ -65,8 +70,11 @@ RARITY_CAP = 100  # passages counted per question word when weighing it
 ABSENT_WEIGHT = float(np.log(RARITY_CAP + 1) + 1.0)  # the weight of a word no passage holds
 
 _NAME = re.compile(r"(?<![\w'])[A-Z][a-z]+(?:'s)?(?![\w])")
+_NAME_RUN = re.compile(r"(?<![\w'])[A-Z][a-z]+(?: [A-Z][a-z]+)+(?:'s)?(?![\w])")
 _SENTENCE_START = re.compile(r"(?:^|[.!?。！？]\s*)([A-Z][a-z]+)")
 _TIMESTAMP = re.compile(r"^\[[^\]\n]+\] ", re.M)  # a transcript line's time, which is no phone number
+# A transcript line's time and speaker: a display name ("Brava Support (Lena)", "user2024") states no value.
+_LINE_HEAD = re.compile(r"^\[[^\]\n]+\] [^:\n]+: ", re.M)
 _TRANSCRIPT_LINE = re.compile(r"^\[(?P<when>[^\]]+)\] (?P<who>[^:]+): (?P<text>.*)$")
 _CALENDAR = frozenset(
     "january february march april may june july august september october november december "  # noqa: SIM905
@@ -76,18 +84,21 @@ _CALENDAR = frozenset(
 # a passage must hold.
 _DATE_TOKENS = frozenset(content_tokens(" ".join(_CALENDAR)))
 _TITLES = frozenset({"Dr", "Mr", "Mrs", "Ms", "Prof", "St"})
+_CLOCK = frozenset({"AM", "PM", "OK"})  # capitals that name no thing
 _NAME_PIECES = re.compile(r"[-—_·/()（）|]+")
 _DEMONYM_ENDINGS = ("ean", "ian", "ese", "ish", "can")
 ABOUT_SOMEONE_ELSE = "about_someone_else"
+ONLY_ASKED = "the passages found on this question only ask it; nobody answered"
 # jieba part-of-speech tags of Chinese words that carry a topic: nouns, verbs, adjectives, distinguishing
 # words, idioms, abbreviations (adverbs, numerals, pronouns, conjunctions and particles do not).
 _CONTENT_TAGS = frozenset("nvabijlz")
 # A verb's potential complement says whether the action succeeds, not what it is: 装不上 is about 装 (安装), 连不上
 # about 连 (连接), 回不去 about 回; a 不了 jieba cuts off on its own (开 / 不了 / 机) carries no topic.
 _COMPLEMENT = re.compile(r"^(?P<verb>[\u4e00-\u9fff])[不得](?:了|上|到|动|开|出|进|住|起|来|去|下|掉|成|着|见)$")
+_POTENTIAL = re.compile(r"([\u4e00-\u9fff])[不得]([了上到动开出进住起来去下掉成着])")
 _BARE_COMPLEMENTS = frozenset("不" + complement for complement in "了上到动开出进住起来去下掉成着")
 # Chinese ways of asking that jieba tags as idioms or nouns: they ask, and name no topic a passage must hold.
-_ASKING_WORDS = frozenset({"怎么回事", "回事", "怎么办", "什么意思", "多长时间"})
+_ASKING_WORDS = frozenset({"怎么回事", "回事", "怎么办", "什么意思", "意思", "多长时间"})
 _GREETINGS = ("hey", "hi", "hello", "thanks", "thank you", "dear", "oh", "wow", "yes", "yeah", "congrats")
 
 
@@ -126,6 +137,20 @@ def names(question: str) -> list[str]:
     return [term for term in dict.fromkeys(terms) if term not in codes(question)]
 
 
+def name_phrases(question: str) -> list[str]:
+    """Runs of two or more capitalised words inside an English sentence ("Black Friday", "Apple Watch")."""
+    starts = {match.start(1) for match in _SENTENCE_START.finditer(question)}
+    phrases = []
+    for match in _NAME_RUN.finditer(question):
+        words = match.group(0).split()
+        if match.start() in starts:
+            words = words[1:]
+        words = [word.removesuffix("'s") for word in words]
+        if len(words) >= 2 and not any(word.lower() in STOPWORDS for word in words):
+            phrases.append(" ".join(words))
+    return phrases
+
+
 def _term_tokens(term: str) -> set[str]:
     return set(content_tokens(term))
 
@@ -152,6 +177,13 @@ def _chinese_units(word: str) -> list[str]:
     return parts + [char for char in word if not any(char in part for part in parts)]
 
 
+def negated_function_word(word: str) -> bool:
+    """A function word negated or asked both ways (不能, 没有, 能不能, 可不可以): it asks, and names no topic."""
+    plain = re.sub(r"^(.)[不没]\1", r"\1", word)
+    plain = plain.removeprefix("不").removeprefix("没")
+    return plain != word and plain in STOPWORDS
+
+
 def question_units(question: str) -> set[str]:
     """The question's topic words: Latin words stemmed (dates and bare numbers left out); Chinese content
     words (nouns, verbs, adjectives..., not adverbs, numerals, pronouns or particles) by their parts."""
@@ -159,7 +191,12 @@ def question_units(question: str) -> set[str]:
     for word, tag in rjieba.tag(question):
         if not has_cjk(word):
             units.update(token for token in content_tokens(word) if token not in _DATE_TOKENS and not token.isdigit())
-        elif tag[:1] in _CONTENT_TAGS and word not in STOPWORDS and word not in _ASKING_WORDS | _BARE_COMPLEMENTS:
+        elif (
+            tag[:1] in _CONTENT_TAGS
+            and word not in STOPWORDS
+            and word not in _ASKING_WORDS | _BARE_COMPLEMENTS
+            and not negated_function_word(word)
+        ):
             complement = _COMPLEMENT.match(word)
             units.update([complement["verb"]] if complement else _chinese_units(word))
     return units
@@ -210,7 +247,7 @@ def absent_nouns(question: str, weights: dict[str, float]) -> list[str]:
     no message or section says 静脉."""
     found = []
     for word, tag in rjieba.tag(question):
-        if has_cjk(word) and tag.startswith("n") and word not in STOPWORDS:
+        if has_cjk(word) and (tag.startswith("n") or tag == "vn") and word not in STOPWORDS:
             parts = [unit for unit in _chinese_units(word) if len(unit) >= 2]
             if any(weights.get(unit, 0.0) >= ABSENT_WEIGHT for unit in parts):
                 found.append(word)
@@ -227,6 +264,11 @@ def named_terms(question: str) -> list[str]:
     else:
         # Titles and words for peoples name no one thing: "European countries" is answered by "Spain".
         found = [name for name in names(question) if name not in _TITLES and not name.endswith(_DEMONYM_ENDINGS)]
+        # An acronym names a thing too (USB, NFC, VPN); 4 capitals or more are codes already.
+        found += [word for word in re.findall(r"(?<![\w'-])[A-Z]{2,3}(?![\w'-])", question) if word not in _CLOCK]
+        # A name of several words names one thing, which one passage holds whole: "Black Friday" is not
+        # answered by "matte black" and "Monday to Friday".
+        found += [phrase for phrase in name_phrases(question) if phrase.split()[0] not in _TITLES]
     return [word for word in dict.fromkeys(found) if not any(word in code for code in codes(question))]
 
 
@@ -308,10 +350,11 @@ def states(question: str, kind: AnswerType, evidence: list[Hit], weights: dict[s
         blocks = re.split(r"\n(?=#)", text) if hit.chunk.source_type == "document" else [text]
         where = " ".join((hit.chunk.title, *(hit.chunk.heading_path or ())))
         for block in (f"{where}\n{block}" for block in blocks):
-            if not timed and not kind.value.search(block):
+            chat = hit.chunk.source_type == "chat"
+            said = _LINE_HEAD.sub("", hit.chunk.text) if chat else block
+            if not timed and not kind.value.search(said):
                 continue
             found = subject & _text_units(block)
-            chat = hit.chunk.source_type == "chat"
             needed = kind.dated_subject if timed else kind.chat_subject if chat else MIN_SUBJECT
             if not subject or sum(weights.get(unit, 1.0) for unit in found) >= needed * total:
                 return True
@@ -322,6 +365,10 @@ def agrees(store: Store, retrieval: Retrieval, hit: Hit) -> bool:
     """Whether the retrievers that could see `hit` rank it near the top: its cosine stands out of the dense
     candidates (a top dense passage when there are too few to tell), or, for a passage without a vector yet
     (embedding runs behind ingest), a top full-text passage."""
+    # Chat said in the time the question names is weighed among what was said then: "what did she paint last
+    # June" is about June's lines, however close other months' lines come.
+    if len(retrieval.window) >= 3 and standout(retrieval.window, hit.chunk.id) >= AGREEMENT_STANDOUT:
+        return True
     if len(retrieval.dense) >= 3 and hit.chunk.id in dict(retrieval.dense):
         return standout(retrieval.dense, hit.chunk.id) >= AGREEMENT_STANDOUT
     if any(chunk_id == hit.chunk.id for chunk_id, _ in retrieval.dense[:AGREEMENT_RANKS]):
@@ -339,6 +386,10 @@ def occurs_in_store(store: Store, term: str, filters: SearchFilters) -> bool:
         return True
     found = store.lexical_candidates(term, 5, filters)
     chunks = store.get_chunks(chunk_id for chunk_id, _ in found)
+    if " " in term.strip() and not has_cjk(term):
+        # A name of several words is held as written, its words side by side ("Black Friday").
+        phrase = re.compile(r"(?<!\w)" + r"\W+".join(map(re.escape, term.split())) + r"(?!\w)", re.I)
+        return any(phrase.search(chunk.text) for chunk in chunks.values())
     return any(wanted <= set(content_tokens(chunk.indexed_text)) for chunk in chunks.values())
 
 
@@ -427,11 +478,17 @@ def person_asked(question: str, speakers: set[str]) -> tuple[str, set[str]] | No
     return next(iter(named.items())) if len(named) == 1 else None
 
 
+# Joining a question in English without a "me too" ("wondering the same", "also wondering"): it asks too.
+_WONDERING = re.compile(r"\s*(?:i'?m |i was |also |just )*wondering (?:the same|that too|too|as well)\b", re.I)
+
+
 def asks_only(hit: Hit) -> bool:
     """Whether a chat passage only asks: each of its lines a question, an acknowledgement or a "me too". A
     question nobody answered holds the question's words and answers nothing."""
     lines = _speaker_lines(hit) if hit.chunk.source_type == "chat" else []
-    return bool(lines) and all(is_question(said) or is_noise(said) or is_me_too(said) for _, said in lines)
+    return bool(lines) and all(
+        is_question(said) or is_noise(said) or is_me_too(said) or _WONDERING.match(said) for _, said in lines
+    )
 
 
 # How a question asks for a procedure, and the verbs that name no action of their own ("how do I fix it",
@@ -461,15 +518,17 @@ def action_asked(question: str) -> list[str]:
     return [unit for unit in units if unit not in _GENERIC_ACTIONS and unit not in STOPWORDS]
 
 
-# Questions asking to pick one person or thing: the passages name the candidates, and the condition the
-# choice turns on must be in them ("which plan includes parking" when no passage mentions parking).
-# English paraphrases too freely for this ("Which classical musicians does Melanie enjoy listening to?" is
-# answered by a line naming Bach and Mozart); Chinese nouns are matched by their parts.
-_CHOICE = re.compile(r"谁|哪家|哪位|哪个|哪款|哪种|哪一")
+# Questions asking to pick one person or thing, or what kind of thing: the passages name the candidates, and
+# the condition the choice turns on must be in them ("which plan includes parking" when no passage mentions
+# parking; 车架是什么材质 when no passage mentions 材质, 多了什么功能 when none mentions 功能; 什么时候 asks for
+# a time or a condition, which other rules read). English paraphrases too freely for this ("Which classical
+# musicians does Melanie enjoy listening to?" is answered by a line naming Bach and Mozart); Chinese nouns are
+# matched by their parts.
+_CHOICE = re.compile(r"谁|哪家|哪位|哪个|哪款|哪种|哪一|什么(?!时候|时间)")
 
 
 def choice_unnamed(question: str, weights: dict[str, float]) -> list[str]:
-    """The nouns of a Chinese who / which question that no passage holds (小区的绿化归谁管 with no 绿化), not
+    """The nouns of a Chinese who / which / what question that no passage holds (小区的绿化归谁管 with no 绿化), not
     counting the words asking for a value (哪个版本 asks for a version, which the version rule reads)."""
     if not _CHOICE.search(question):
         return []
@@ -507,9 +566,18 @@ def action_missing(question: str, evidence: list[Hit], weights: dict[str, float]
     action = action_asked(question)
     if not action:
         return None
-    covering = [hit for hit in evidence if coverage(question, hit, weights) >= MIN_COVERAGE]
-    if any(set(action) <= _text_units(hit.chunk.indexed_text or hit.chunk.text) for hit in covering):
-        return None
+    # The other words the store holds, without the action: "you can change the update window" covers "change"
+    # of "how do I change the admin password" and nothing of the admin password.
+    rest = {unit for unit in question_units(question) - set(action) if weights.get(unit, 0.0) < ABSENT_WEIGHT}
+    total = sum(weights.get(unit, 1.0) for unit in rest)
+    for hit in evidence:
+        text = hit.chunk.indexed_text or hit.chunk.text
+        units = _text_units(text)
+        held = sum(weights.get(unit, 1.0) for unit in rest & units)
+        # A potential complement names the action it says fails: 拆不下来 is about 拆下来.
+        done = set(action) <= units | _text_units(_POTENTIAL.sub(r"\1\2", text))
+        if done and (not rest or held >= MIN_COVERAGE * total):
+            return None
     return "".join(action) if has_cjk(action[0]) else " ".join(action)
 
 
@@ -567,7 +635,7 @@ def member_statements(question: str, speaker: str, parts: set[str], evidence: li
         hit
         for hit in evidence
         if involves(hit, speaker, parts)
-        and all(kind.value.search(_TIMESTAMP.sub("", hit.chunk.text)) for kind in kinds)
+        and all(kind.value.search(_LINE_HEAD.sub("", hit.chunk.text)) for kind in kinds)
     ]
 
 
@@ -578,7 +646,8 @@ def assess(question: str, retrieval: Retrieval, store: Store, filters: SearchFil
     terms = codes(question)
     # A speaker's name need not occur in what they said.
     speakers = {who.split()[0] for hit in hits for who, _ in _speaker_lines(hit) if who}
-    wanted = terms + [name for name in named_terms(question) if name not in speakers]
+    # Nor is a run of capitalised words holding one a single name ("Is Oscar Melanie's pet?").
+    wanted = terms + [name for name in named_terms(question) if not set(name.split()) & speakers]
     missing = [term for term in wanted if not occurs_in_store(store, term, filters)]
     if not hits:
         reason = f"no message or section mentions {', '.join(missing)}" if missing else None
@@ -591,7 +660,7 @@ def assess(question: str, retrieval: Retrieval, store: Store, filters: SearchFil
     if not evidence or max(coverage(question, hit, weights) for hit in evidence) < MIN_COVERAGE <= max(
         (coverage(question, hit, weights) for hit in asked), default=0.0
     ):
-        reason = "the passages found on this question only ask it; nobody answered"
+        reason = ONLY_ASKED
         if missing:
             reason = f"no message or section mentions {', '.join(missing)}"
         return Assessment(False, reason, missing)
@@ -600,7 +669,9 @@ def assess(question: str, retrieval: Retrieval, store: Store, filters: SearchFil
     covering = max(evidence, key=lambda hit: coverage(question, hit, weights))
     absent = [unit for unit, weight in weights.items() if weight >= ABSENT_WEIGHT]
     features = {
-        "standout": standout(retrieval.dense),
+        # A thread that only asks is no evidence, however close its words: the best cosine that counts is
+        # the best of the others.
+        "standout": standout([item for item in retrieval.dense if item[0] not in {hit.chunk.id for hit in asked}]),
         "coverage": best_coverage,
         "weighted_coverage": weighted,
         "absent_share": sum(weights[unit] for unit in absent) / sum(weights.values()) if weights else 0.0,
@@ -642,7 +713,7 @@ def assess(question: str, retrieval: Retrieval, store: Store, filters: SearchFil
     if unnamed:
         features["choice_absent"] = 1.0
         named = ", ".join(unnamed)
-        reason = f"the question asks who or which, and no message or section mentions {named}"
+        reason = f"the question asks who, which or what, and no message or section mentions {named}"
         return Assessment(False, reason, features=features)
     feature = feature_unnamed(question, store, filters)
     if feature:
@@ -672,6 +743,8 @@ def assess(question: str, retrieval: Retrieval, store: Store, filters: SearchFil
         elif features.get("absent_noun") or features.get("absent_chinese_words", 0.0) >= 2:
             named = absent_nouns(asked_subject, weights) or absent_words(question, absent)
             reason = "no message or section mentions " + ", ".join(named)
+        elif retrieval.dense and any(retrieval.dense[0][0] == hit.chunk.id for hit in asked):
+            reason = ONLY_ASKED  # the closest passage asks the question too
     stating = [hit.chunk.id for hit in member_statements(question, *member, evidence)] if member else []
     return Assessment(answerable, reason, [], flags, notes, features, weights, question, stating)
 

@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 import numpy as np
 
 from threadkeep.embed import Embedder
-from threadkeep.model import Hit
+from threadkeep.model import Chunk, Hit
 from threadkeep.store import SearchFilters, Store
 from threadkeep.when import Span, named_span
 
@@ -60,6 +60,9 @@ class Retrieval:
     hits: list[Hit]
     dense: list[tuple[str, float]] = field(default_factory=list)  # (chunk id, cosine), best first
     lexical: list[tuple[str, float]] = field(default_factory=list)  # (chunk id, full-text score), best first
+    # The dense candidates among the chat said in the time the query names ("last June"), best first; empty
+    # when it names none. A passage standing out of these is as close as the question's time allows.
+    window: list[tuple[str, float]] = field(default_factory=list)
     # (chunks with a vector, chunks with text to embed) while some have no vector yet, else None: the
     # dense side sees only the first, so until they are made those chunks are found by their words only.
     vectors: tuple[int, int] | None = None
@@ -90,6 +93,18 @@ def scaled(ranking: list[tuple[str, float]]) -> dict[str, float]:
     return {chunk_id: (score - low) / (high - low) for chunk_id, score in ranking}
 
 
+def relevance(
+    chunk: Chunk, dense: float, lexical: float, now: datetime, settings: SearchSettings, span: Span | None
+) -> float:
+    """A chunk's fused relevance from its two scaled ones, chat decayed by age and by the time named."""
+    fused = settings.dense_weight * dense + (1.0 - settings.dense_weight) * lexical
+    if chunk.source_type == "chat":
+        fused *= age_factor((now - chunk.occurred_at).total_seconds() / 86400, settings)
+        if span is not None and not span.overlaps(chunk.started_at or chunk.occurred_at, chunk.occurred_at):
+            fused *= settings.off_time_factor
+    return fused
+
+
 def _fuse(
     store: Store,
     dense: list[tuple[str, float]],
@@ -109,14 +124,10 @@ def _fuse(
         chunk = chunks.get(chunk_id)
         if chunk is None:
             continue
-        relevance = settings.dense_weight * dense_relevance.get(chunk_id, 0.0) + (
-            1.0 - settings.dense_weight
-        ) * lexical_relevance.get(chunk_id, 0.0)
-        if chunk.source_type == "chat":
-            relevance *= age_factor((now - chunk.occurred_at).total_seconds() / 86400, settings)
-            if span is not None and not span.overlaps(chunk.started_at or chunk.occurred_at, chunk.occurred_at):
-                relevance *= settings.off_time_factor
-        hits.append(Hit(chunk, relevance, cosine.get(chunk_id), lexical_rank.get(chunk_id), dense_rank.get(chunk_id)))
+        score = relevance(
+            chunk, dense_relevance.get(chunk_id, 0.0), lexical_relevance.get(chunk_id, 0.0), now, settings, span
+        )
+        hits.append(Hit(chunk, score, cosine.get(chunk_id), lexical_rank.get(chunk_id), dense_rank.get(chunk_id)))
     hits.sort(key=lambda hit: (-hit.score, hit.chunk.id))
     return hits
 
@@ -154,8 +165,8 @@ def ranked(
     now: datetime,
     settings: SearchSettings,
     span: Span | None,
-) -> tuple[list[Hit], list[tuple[str, float]], list[tuple[str, float]]]:
-    """Fused hits, diversified, and both retrievers' candidates.
+) -> tuple[list[Hit], list[tuple[str, float]], list[tuple[str, float]], list[tuple[str, float]]]:
+    """Fused hits, diversified, both retrievers' candidates and the dense candidates of the time named.
 
     When the query names a time, chat said then is also retrieved and scaled on its own, and each chunk
     keeps the better of its two scores: the best match of that time counts fully even when other
@@ -164,15 +175,17 @@ def ranked(
     dense = store.dense_candidates(vector, settings.candidates, filters)
     lexical = store.lexical_candidates(query, settings.candidates, filters)
     hits = _fuse(store, dense, lexical, now, settings, span)
+    window: list[tuple[str, float]] = []
     if span is not None and filters.source_type in (None, "chat"):
         since = max(span.since, filters.since) if filters.since else span.since
         until = min(span.until, filters.until) if filters.until else span.until
         within = replace(filters, source_type="chat", since=since, until=until)
         if since <= until:
             best = {hit.chunk.id: hit for hit in hits}
+            window = store.dense_candidates(vector, settings.candidates, within)
             for hit in _fuse(
                 store,
-                store.dense_candidates(vector, settings.candidates, within),
+                window,
                 store.lexical_candidates(query, settings.candidates, within),
                 now,
                 settings,
@@ -180,12 +193,20 @@ def ranked(
                 if hit.chunk.id not in best or best[hit.chunk.id].score < hit.score:
                     best[hit.chunk.id] = hit
             hits = sorted(best.values(), key=lambda hit: (-hit.score, hit.chunk.id))
-    return diversified(hits, settings.repeat_factor), dense, lexical
+    return diversified(hits, settings.repeat_factor), dense, lexical, window
 
 
-def interleave(rankings: list[list[Hit]], per_source: int) -> list[Hit]:
-    """Up to `per_source` hits of each ranking, alternating, the ranking with the best first hit leading."""
-    rankings = sorted((ranking[:per_source] for ranking in rankings if ranking), key=lambda r: -r[0].score)
+def interleave(rankings: list[list[Hit]], per_source: int, lead: dict[str, float] | None = None) -> list[Hit]:
+    """Up to `per_source` hits of each ranking, alternating, the ranking with the best first hit leading.
+
+    `lead` (chunk id to relevance) says which first hit is best when the rankings' own scores are not
+    on one scale; a first hit it does not hold counts its own score.
+    """
+    lead = lead or {}
+    rankings = sorted(
+        (ranking[:per_source] for ranking in rankings if ranking),
+        key=lambda r: -lead.get(r[0].chunk.id, r[0].score),
+    )
     merged: list[Hit] = []
     for position in range(per_source):
         merged.extend(ranking[position] for ranking in rankings if position < len(ranking))
@@ -210,18 +231,32 @@ def retrieve(
     vectors = pending_coverage(store)
     span = named_span(query, now) if settings.off_time_factor < 1.0 else None
     if per_source is None or filters.source_type is not None:
-        hits, dense, lexical = ranked(store, vector, query, filters, now, settings, span)
-        return Retrieval(hits[: per_source or k], dense, lexical, vectors)
-    rankings, dense, lexical = [], [], []
+        hits, dense, lexical, window = ranked(store, vector, query, filters, now, settings, span)
+        return Retrieval(hits[: per_source or k], dense, lexical, window=window, vectors=vectors)
+    rankings, dense, lexical, window = [], [], [], []
     for source_type in SOURCE_TYPES:
         scoped = replace(filters, source_type=source_type)
-        source_hits, source_dense, source_lexical = ranked(store, vector, query, scoped, now, settings, span)
+        source_hits, source_dense, source_lexical, source_window = ranked(
+            store, vector, query, scoped, now, settings, span
+        )
         rankings.append(source_hits)
         dense += source_dense
         lexical += source_lexical
+        window += source_window
     dense.sort(key=lambda item: -item[1])
     lexical.sort(key=lambda item: -item[1])
-    return Retrieval(interleave(rankings, per_source), dense, lexical, vectors)
+    # Each source's relevance is scaled over its own candidates, so both first hits are near 1 and the
+    # chat one is then decayed: on that scale documents would nearly always lead. Cosines and full-text
+    # scores are on one scale across sources (one model, one index), so the lead goes to the source
+    # whose best hit is closer when both sources' candidates are scaled together. (A best hit found only
+    # among the chat of the time the question names is in neither list: it keeps its own score.)
+    both_dense, both_lexical = scaled(dense), scaled(lexical)
+    lead = {
+        chunk.id: relevance(chunk, both_dense.get(chunk.id, 0.0), both_lexical.get(chunk.id, 0.0), now, settings, span)
+        for chunk in (ranking[0].chunk for ranking in rankings if ranking)
+        if chunk.id in both_dense or chunk.id in both_lexical
+    }
+    return Retrieval(interleave(rankings, per_source, lead), dense, lexical, window=window, vectors=vectors)
 
 
 def search(
