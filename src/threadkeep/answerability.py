@@ -65,6 +65,7 @@ AGREEMENT_STANDOUT = 1.0
 AGREEMENT_RANKS = 3  # without enough dense candidates for a spread, or a vector: among the first 3
 CITED_SHARE = 0.5  # a cited passage scores at least this share of its source's best
 EVIDENCE_HITS = 3  # passages of each source read for coverage and speakers
+SUBJECT_SHARE = 0.5  # a member's passage covers at least this share of what the best passage covers
 MIN_SPEAKER_OVERLAP = 2  # question words a line must share to count as the line the question is about
 RARITY_CAP = 100  # passages counted per question word when weighing it
 ABSENT_WEIGHT = float(np.log(RARITY_CAP + 1) + 1.0)  # the weight of a word no passage holds
@@ -99,6 +100,8 @@ _POTENTIAL = re.compile(r"([\u4e00-\u9fff])[不得]([了上到动开出进住起
 _BARE_COMPLEMENTS = frozenset("不" + complement for complement in "了上到动开出进住起来去下掉成着")
 # Chinese ways of asking that jieba tags as idioms or nouns: they ask, and name no topic a passage must hold.
 _ASKING_WORDS = frozenset({"怎么回事", "回事", "怎么办", "什么意思", "意思", "多长时间"})
+# English quantifiers that ask ("how much memory", "how many users"), as 多少 does: no topic a passage must hold.
+_ASKING_TOKENS = frozenset(content_tokens("much many"))
 _GREETINGS = ("hey", "hi", "hello", "thanks", "thank you", "dear", "oh", "wow", "yes", "yeah", "congrats")
 
 
@@ -190,7 +193,11 @@ def question_units(question: str) -> set[str]:
     units: set[str] = set()
     for word, tag in rjieba.tag(question):
         if not has_cjk(word):
-            units.update(token for token in content_tokens(word) if token not in _DATE_TOKENS and not token.isdigit())
+            units.update(
+                token
+                for token in content_tokens(word)
+                if token not in _DATE_TOKENS | _ASKING_TOKENS and not token.isdigit()
+            )
         elif (
             tag[:1] in _CONTENT_TAGS
             and word not in STOPWORDS
@@ -617,8 +624,14 @@ def about_nobody_found(
         rest = re.sub(rf"{re.escape(part)}(?:'s)?", " ", rest)
     if not question_units(rest):
         return None
-    covering = [hit for hit in evidence if coverage(rest, hit, weights) >= MIN_COVERAGE]
-    if not covering or any(involves(hit, speaker, parts) for hit in covering):
+    shares = {hit.chunk.id: coverage(rest, hit, weights) for hit in evidence}
+    covering = [hit for hit in evidence if shares[hit.chunk.id] >= MIN_COVERAGE]
+    # The member's passage must be about the rest of the question as much as the best passage is, within a
+    # factor: a line of theirs sharing one common word (孩子) does not make another family's club theirs.
+    best = max(shares.values(), default=0.0)
+    if not covering or any(
+        involves(hit, speaker, parts) and shares[hit.chunk.id] >= SUBJECT_SHARE * best for hit in covering
+    ):
         return None
     if member_statements(question, speaker, parts, evidence):
         return None
