@@ -892,7 +892,8 @@ def test_a_member_line_sharing_one_common_word_does_not_make_another_familys_pas
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "家长须知.md").write_text(
-        "# 家长须知\n\n## 接送\n\n7:40 以后送孩子到校。\n\n## 午休\n\n孩子中午在教室午休。\n\n## 请假\n\n孩子病假要交证明。\n",
+        "# 家长须知\n\n## 接送\n\n7:40 以后送孩子到校。\n\n## 午休\n\n孩子中午在教室午休。\n\n"
+        "## 请假\n\n孩子病假要交证明。\n",
         encoding="utf-8",
     )
     with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as group:
