@@ -14,8 +14,10 @@ languages and chunk types, so the decision reads what was retrieved:
   passage by or about them (their reply stating it is cited);
 - the question is read with colloquial asking words standardised (啥 -> 什么, 咋 -> 怎么) and re-cut where
   jieba cut across a word the store holds (满电能扫 -> 满电 能扫); a potential complement is its verb (装不上);
+  "much" and "many" ask, as 多少 does, and name no topic;
 - a question about one chat member needs a passage by or about them among those covering its other
-  words (what Ben said of his shoe size does not answer a question about Maya's);
+  words, and covering them at least half as well as the best passage does (what Ben said of his shoe size
+  does not answer a question about Maya's; her line sharing one common word, 孩子, is not about her child's club);
 - a chat thread that only asks (every line a question, an acknowledgement or a "me too") answers nothing, and
   lends the decision no closeness;
 - a name of several words ("Black Friday") must stand whole in one passage, an acronym (USB) somewhere;
