@@ -20,6 +20,7 @@ from threadkeep.answerability import (
     ABOUT_SOMEONE_ELSE,
     AGREEMENT_STANDOUT,
     MIN_STANDOUT,
+    ONLY_ASKED,
     action_asked,
     agrees,
     asks_only,
@@ -919,3 +920,23 @@ def test_how_much_and_how_many_ask_and_name_no_topic(tmp_path):
         answer = kb.ask("how much memory does it need", now=NOW)
     assert answer.status == "answered", answer.reason
     assert any("1 GB" in c.excerpt for c in answer.documents)
+
+
+def test_a_name_only_an_unanswered_question_holds_is_refused_as_only_asked(tmp_path):
+    members = [
+        {"senderRef": "dara", "displayName": "Dara"},
+        {"senderRef": "felix", "displayName": "Felix"},
+        {"senderRef": "nina", "displayName": "Nina"},
+    ]
+    messages = [
+        chat("k1", "dara", "2026-05-06T17:00:00+00:00", "anyone running this on a Raspberry Pi 3?"),
+        chat("k2", "felix", "2026-05-06T17:30:00+00:00", "+1, also curious"),
+        chat("k3", "felix", "2026-05-07T09:00:00+00:00", "what database are people on?"),
+        chat("k4", "nina", "2026-05-07T09:05:00+00:00", "I run it on Postgres 16, no issues. sqlite is the default"),
+    ]
+    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as kb:
+        kb.ingest(write_bundle(tmp_path / "bundle", messages, members))
+        nobody = kb.ask("does it run on a Raspberry Pi 3", now=NOW)
+        answered = kb.ask("which Postgres version does Nina run", now=NOW)
+    assert nobody.status == "no_answer" and nobody.reason == ONLY_ASKED
+    assert answered.status == "answered", answered.reason

@@ -19,7 +19,8 @@ languages and chunk types, so the decision reads what was retrieved:
   words, and covering them at least half as well as the best passage does (what Ben said of his shoe size
   does not answer a question about Maya's; her line sharing one common word, 孩子, is not about her child's club);
 - a chat thread that only asks (every line a question, an acknowledgement or a "me too") answers nothing, and
-  lends the decision no closeness;
+  lends the decision no closeness; a name of the question only such a thread holds is held by no passage
+  that could answer;
 - a name of several words ("Black Friday") must stand whole in one passage, an acronym (USB) somewhere;
 - a question naming a unit (多少伏, "in decibels") needs a number in that unit; a model or a messaging ID asked
   for needs one stated (speaker names are no value);
@@ -703,6 +704,17 @@ def assess(question: str, retrieval: Retrieval, store: Store, filters: SearchFil
     if missing:
         named = ", ".join(missing)
         return Assessment(False, f"no message or section mentions {named}", missing, features=features)
+    # A name only a thread that asks holds ("Raspberry Pi" of an unanswered "anyone running this on a
+    # Raspberry Pi 3?") is held by no passage that could answer.
+    if asked and any(
+        _names_in(hit.chunk.text, name)
+        and not any(_names_in(other.chunk.indexed_text or other.chunk.text, name) for other in evidence)
+        for name in wanted
+        if not CODE.fullmatch(name)
+        for hit in asked
+    ):
+        features["named_only_asked"] = 1.0
+        return Assessment(False, ONLY_ASKED, features=features)
     # Before the values: what Ben said of his plan states a plan, but not Maya's.
     person = about_nobody_found(question, retrieval, store, evidence, weights)
     if person is not None:
