@@ -102,3 +102,34 @@ def test_chat_from_the_named_time_is_found_when_other_times_fill_the_candidates(
         # A filter still bounds what is searched: the named time only narrows within it.
         scoped = SearchFilters(since=datetime(2026, 5, 1, tzinfo=UTC))
         assert "march" not in sources(kb.search(question, k=3, filters=scoped, now=NOW, settings=few))
+
+
+def _docs_and_chat(tmp_path, bundle_factory, hash_embedder, section: str, told: str) -> KnowledgeBase:
+    """A manual with `section` among unrelated ones, and a two-month-old group chat where `told` was said."""
+    docs = tmp_path / "docs"
+    docs.mkdir(parents=True)
+    others = "\n\n".join(f"## Topic {n}\n\nThe badge reader on floor {n} opens at eight." for n in range(4))
+    (docs / "manual.md").write_text(f"# Manual\n\n## Scanning\n\n{section}\n\n{others}\n", encoding="utf-8")
+    talk = [
+        message("q", "ann", 0, told, conversation="office", sentAt="2026-04-01T10:00:00+00:00"),
+        message("a", "bob", 0, "re-enter the mail password on the printer", conversation="office",
+                sentAt="2026-04-01T10:03:00+00:00"),
+        message("x", "cy", 0, "lunch is at noon today", conversation="office", sentAt="2026-04-01T12:00:00+00:00"),
+    ]  # fmt: skip
+    kb = KnowledgeBase.open(tmp_path / "kb.db", hash_embedder)
+    kb.ingest(docs)
+    kb.ingest(bundle_factory(talk))
+    return kb
+
+
+def test_the_closer_source_leads_the_interleaved_hits(tmp_path, bundle_factory, hash_embedder):
+    question = "scan to email fails on the big printer"
+    # Each source's scores are scaled over its own candidates, so both best hits score about 1 and the
+    # chat one is decayed by age: the lead must come from comparing them on one scale.
+    with _docs_and_chat(tmp_path, bundle_factory, hash_embedder, "Scanned pages are kept a week.", question) as kb:
+        hits = kb.search(question, per_source=2, now=NOW)
+        assert [hit.chunk.source_type for hit in hits] == ["chat", "document", "chat", "document"][: len(hits)]
+    with _docs_and_chat(tmp_path / "b", bundle_factory, hash_embedder, question + ": check the mail server.",
+                        "the printer jams") as kb:  # fmt: skip
+        assert kb.search(question, per_source=2, now=NOW)[0].chunk.source_type == "document"
+

@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 import numpy as np
 
 from threadkeep.embed import Embedder
-from threadkeep.model import Hit
+from threadkeep.model import Chunk, Hit
 from threadkeep.store import SearchFilters, Store
 from threadkeep.when import Span, named_span
 
@@ -93,6 +93,18 @@ def scaled(ranking: list[tuple[str, float]]) -> dict[str, float]:
     return {chunk_id: (score - low) / (high - low) for chunk_id, score in ranking}
 
 
+def relevance(
+    chunk: Chunk, dense: float, lexical: float, now: datetime, settings: SearchSettings, span: Span | None
+) -> float:
+    """A chunk's fused relevance from its two scaled ones, chat decayed by age and by the time named."""
+    fused = settings.dense_weight * dense + (1.0 - settings.dense_weight) * lexical
+    if chunk.source_type == "chat":
+        fused *= age_factor((now - chunk.occurred_at).total_seconds() / 86400, settings)
+        if span is not None and not span.overlaps(chunk.started_at or chunk.occurred_at, chunk.occurred_at):
+            fused *= settings.off_time_factor
+    return fused
+
+
 def _fuse(
     store: Store,
     dense: list[tuple[str, float]],
@@ -112,14 +124,10 @@ def _fuse(
         chunk = chunks.get(chunk_id)
         if chunk is None:
             continue
-        relevance = settings.dense_weight * dense_relevance.get(chunk_id, 0.0) + (
-            1.0 - settings.dense_weight
-        ) * lexical_relevance.get(chunk_id, 0.0)
-        if chunk.source_type == "chat":
-            relevance *= age_factor((now - chunk.occurred_at).total_seconds() / 86400, settings)
-            if span is not None and not span.overlaps(chunk.started_at or chunk.occurred_at, chunk.occurred_at):
-                relevance *= settings.off_time_factor
-        hits.append(Hit(chunk, relevance, cosine.get(chunk_id), lexical_rank.get(chunk_id), dense_rank.get(chunk_id)))
+        score = relevance(
+            chunk, dense_relevance.get(chunk_id, 0.0), lexical_relevance.get(chunk_id, 0.0), now, settings, span
+        )
+        hits.append(Hit(chunk, score, cosine.get(chunk_id), lexical_rank.get(chunk_id), dense_rank.get(chunk_id)))
     hits.sort(key=lambda hit: (-hit.score, hit.chunk.id))
     return hits
 
@@ -188,9 +196,17 @@ def ranked(
     return diversified(hits, settings.repeat_factor), dense, lexical, window
 
 
-def interleave(rankings: list[list[Hit]], per_source: int) -> list[Hit]:
-    """Up to `per_source` hits of each ranking, alternating, the ranking with the best first hit leading."""
-    rankings = sorted((ranking[:per_source] for ranking in rankings if ranking), key=lambda r: -r[0].score)
+def interleave(rankings: list[list[Hit]], per_source: int, lead: dict[str, float] | None = None) -> list[Hit]:
+    """Up to `per_source` hits of each ranking, alternating, the ranking with the best first hit leading.
+
+    `lead` (chunk id to relevance) says which first hit is best when the rankings' own scores are not
+    on one scale; a first hit it does not hold counts its own score.
+    """
+    lead = lead or {}
+    rankings = sorted(
+        (ranking[:per_source] for ranking in rankings if ranking),
+        key=lambda r: -lead.get(r[0].chunk.id, r[0].score),
+    )
     merged: list[Hit] = []
     for position in range(per_source):
         merged.extend(ranking[position] for ranking in rankings if position < len(ranking))
@@ -229,7 +245,18 @@ def retrieve(
         window += source_window
     dense.sort(key=lambda item: -item[1])
     lexical.sort(key=lambda item: -item[1])
-    return Retrieval(interleave(rankings, per_source), dense, lexical, window=window, vectors=vectors)
+    # Each source's relevance is scaled over its own candidates, so both first hits are near 1 and the
+    # chat one is then decayed: on that scale documents would nearly always lead. Cosines and full-text
+    # scores are on one scale across sources (one model, one index), so the lead goes to the source
+    # whose best hit is closer when both sources' candidates are scaled together. (A best hit found only
+    # among the chat of the time the question names is in neither list: it keeps its own score.)
+    both_dense, both_lexical = scaled(dense), scaled(lexical)
+    lead = {
+        chunk.id: relevance(chunk, both_dense.get(chunk.id, 0.0), both_lexical.get(chunk.id, 0.0), now, settings, span)
+        for chunk in (ranking[0].chunk for ranking in rankings if ranking)
+        if chunk.id in both_dense or chunk.id in both_lexical
+    }
+    return Retrieval(interleave(rankings, per_source, lead), dense, lexical, window=window, vectors=vectors)
 
 
 def search(

@@ -13,7 +13,8 @@ import pytest
 from scored_decoding import decode_picks
 
 from threadkeep.model import Message
-from threadkeep.threads import cues, interleave
+from threadkeep.threads import cues, interleave, learned
+from threadkeep.threads.mentions import NameIndex
 from threadkeep.threads.rules import ThreadSettings
 
 START = datetime(2026, 11, 21, 10, 0, tzinfo=UTC)
@@ -200,3 +201,88 @@ def test_a_confirmation_that_tells_the_fix_counts_past_the_cue_length() -> None:
     assert len(told) > 48 and not cues.is_confirmation(told) and cues.confirms_fix(told)
     assert not cues.confirms_fix("Archives here and elsewhere no longer work, the links all go to a 404 page")
     assert not cues.confirms_fix("it works now on staging but does it work on production for everyone else?")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("大家早", True),
+        ("早上好~", True),
+        ("morning all", True),
+        ("Hello everyone!", True),
+        ("大家早点出门 会下雨", False),
+        ("hi, my wifi keeps dropping since this morning", False),
+        ("heads up: standup moves to 10:30 tomorrow", False),
+    ],
+)
+def test_a_greeting_and_nothing_else(text: str, expected: bool) -> None:
+    assert cues.greets(text) is expected
+
+
+def test_a_greeting_leaves_the_thread_it_shares_no_word_with() -> None:
+    messages = [*DOG, msg("g1", "nana", 4, "morning all")]
+    picks = {"d1": None}  # the scores follow the latest message
+    assert decode(messages, picks, rules=False)["g1"] == "d3"
+    assert decode(messages, picks)["g1"] is None
+    # After one's own line it goes on with it ("Front left…" then "morning all" by the same person).
+    own = [*DOG, msg("g1", "da", 4, "morning all")]
+    assert decode(own, picks)["g1"] == "d3"
+
+
+def test_a_picture_goes_with_its_senders_own_latest_line() -> None:
+    booked = [
+        msg("b1", "jess", 0, "Airbnb is booked!! £612 for 4 nights, send whenever"),
+        msg("b2", "marcus", 0.5, "what time is everyone landing friday"),
+        Message("b3", "c", "jess", START + timedelta(minutes=1), "[image]", kind="image"),
+    ]
+    picks = {"b1": None, "b2": None, "b3": "b2"}  # the scores take the picture for an answer to b2
+    assert decode(booked, picks, rules=False)["b3"] == "b2"
+    assert decode(booked, picks)["b3"] == "b1"
+    # A text line by the same sender is no picture: the scores decide.
+    said = [*booked[:2], msg("b3", "jess", 1, "10:40 from gatwick")]
+    assert decode(said, picks)["b3"] == "b2"
+
+
+def test_a_duration_answers_the_latest_how_long_question() -> None:
+    messages = [
+        msg("r1", "zhang", 0, "点图标没反应，app打不开"),
+        msg("r2", "staff", 1, "我看看"),
+        msg("q1", "li", 4, "门锁电池一般能用多久？"),
+        msg("a1", "wang", 5.5, "正常用大概8个月左右"),
+    ]
+    picks = {"q1": None, "a1": None}  # the scores would start a thread with the answer
+    assert decode(messages, picks, rules=False)["a1"] is None
+    assert decode(messages, picks)["a1"] == "q1"
+    assert cues.asks_how_long("how long does the charge last?") and cues.tells_duration("about two weeks")
+    assert not cues.tells_duration("version 3.1.4") and not cues.asks_how_long("门锁能连wifi吗")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("did you try the reset button under the panel? hold it 10 sec", True),
+        ("你什么版本", True),
+        ("您重启过路由器吗？", True),
+        ("does anyone know the netflix password", False),
+        ("any of you free on sunday?", False),
+        ("你们周末有空吗", False),
+        ("thank you!", False),  # no question
+    ],
+)
+def test_a_question_to_you_asks_someone_there(text: str, expected: bool) -> None:
+    assert cues.asks_you(text) is expected
+
+
+def test_a_question_to_you_is_no_fresh_topic() -> None:
+    # After a report two people discussed, a suggestion put as a question shares no word with it;
+    # "you" says it answers someone there, so it may join their thread.
+    messages = [
+        msg("h1", "mom", 0, "Morning all. Is anyone else without hot water? Shower is ice cold"),
+        msg("h2", "dad", 1.5, "The boiler shows a red light again"),
+        msg("h3", "jake", 3, "did you try the reset button under the panel? hold it 10 sec"),
+        msg("h4", "emma", 5, "what's for dinner on sunday?"),
+    ]
+    prepared = learned.prepare_conversation(messages, NameIndex(messages), SETTINGS)
+    topics = interleave.topics_of(messages)
+    assert learned.fresh_questions(prepared)[2] and learned.fresh_questions(prepared)[3]
+    assert learned.fresh_questions(prepared, topics) == [True, False, False, True]

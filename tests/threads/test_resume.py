@@ -108,3 +108,37 @@ def test_a_confirmation_telling_the_fix_at_length_takes_the_thread_up() -> None:
     later = msg("o4", "maria", 230, "the engineer replaced the sensor on oven 2 this morning and it works now 👍")
     messages = [*OVEN, *FLOUR, later]
     assert resumed(messages, [["o1", "o2", "o3"], ["f1", "f2"], ["o4"]]) == [["f1", "f2"], ["o1", "o2", "o3", "o4"]]
+
+
+PICKUP = [
+    msg("p1", "nana", 0, "Flight delayed 2 hours now, landing 5ish"),
+    msg("p2", "liam", 2, "No bother Nana, I'll keep an eye on the app"),
+]
+LUNCH = [msg("l1", "ciara", 40, "anyone want sushi for lunch?"), msg("l2", "mam", 41, "go on so")]
+
+
+def test_a_report_back_after_ones_own_promise_takes_the_thread_up() -> None:
+    groups = [["p1", "p2"], ["l1", "l2"], ["p3"]]
+    back = msg("p3", "liam", 290, "Got her, on the way home")
+    assert resumed([*PICKUP, *LUNCH, back], groups) == [["l1", "l2"], ["p1", "p2", "p3"]]
+    # In Chinese, and with a word shared: 「我晚点挪回去试试」 … an hour … 「充电座挪回去了 地图回来了」.
+    moved = [
+        msg("m1", "liu", 0, "地图突然没了 房间全没了"),
+        msg("m2", "staff", 2, "充电座挪过位置吗 挪回去试试"),
+        msg("m3", "liu", 3, "行 我晚点挪回去试试"),
+    ]
+    later = msg("m4", "liu", 70, "充电座挪回去了 地图回来了 👍")
+    assert resumed([*moved, later], [["m1", "m2", "m3"], ["m4"]]) == [["m1", "m2", "m3", "m4"]]
+
+
+def test_without_a_promise_or_with_a_line_in_between_the_report_back_is_a_new_thread() -> None:
+    groups = [["p1", "p2"], ["l1", "l2"], ["p3"]]
+    back = msg("p3", "liam", 290, "Got her, on the way home")
+    plain = [PICKUP[0], msg("p2", "liam", 2, "No bother Nana")]
+    assert ["p3"] in resumed([*plain, *LUNCH, back], groups)
+    # Liam spoke in the lunch thread since his promise: with no shared word, nothing ties "Got her" to it.
+    spoke = [LUNCH[0], msg("l2", "liam", 41, "not for me thanks")]
+    assert ["p3"] in resumed([*PICKUP, *spoke, back], groups)
+    # A question after one's own promise asks something new.
+    asked = msg("p3", "liam", 290, "is the car insured for me to drive?")
+    assert ["p3"] in resumed([*PICKUP, *LUNCH, asked], groups)

@@ -9,7 +9,7 @@ import pytest
 
 from threadkeep.model import Message
 from threadkeep.threads import features as F
-from threadkeep.threads.cues import asks, is_ack, is_confirmation, is_wait
+from threadkeep.threads.cues import asks, is_ack, is_confirmation, is_wait, promises
 from threadkeep.threads.learned import addressee_latest, assign_learned, decode, fresh_questions, prepare_conversation
 from threadkeep.threads.mentions import NameIndex
 from threadkeep.threads.rules import ThreadSettings
@@ -63,6 +63,20 @@ def test_confirmations(text: str) -> None:
 @pytest.mark.parametrize("text", ["还是不行", "is it working for you?", "点图标没反应", "the fix is in 3.2"])
 def test_not_confirmations(text: str) -> None:
     assert not is_confirmation(text)
+
+
+@pytest.mark.parametrize(
+    "text", ["行 我晚点挪回去试试", "好 我跟他们说", "好 两点过去拿", "I'll do it tonight and split it", "ok will do"]
+)
+def test_promises_of_a_later_step(text: str) -> None:
+    assert promises(text)
+
+
+@pytest.mark.parametrize(
+    "text", ["周六下午2-5点 订了3号4号场 接龙", "bins go out tonight btw", "will it rain later?", "我下午在家吗"]
+)
+def test_plans_and_questions_are_no_promises(text: str) -> None:
+    assert not promises(text)
 
 
 def test_acknowledgements() -> None:

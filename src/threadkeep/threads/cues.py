@@ -6,9 +6,11 @@
   check"): the conclusion often comes long after, in the same thread;
 - `is_confirmation`: it works now (「我也好了」, 「可以了」, "works now", "hot water is back 👍"):
   it closes the thread of the fix it confirms;
-- `is_ack`: a short acknowledgement or thanks (「收到」, 「好的谢谢」, "ok thanks").
+- `is_ack`: a short acknowledgement or thanks (「收到」, 「好的谢谢」, "ok thanks");
+- `promises`: the speaker will do something later (「我晚点挪回去试试」, "I'll keep an eye on the
+  app"): their next line, hours later, reports back (`threads/resume.py`).
 
-Cues are features of the learned model (`threads/features.py`); none decides a link alone.
+The first four are features of the learned model (`threads/features.py`); none decides a link alone.
 """
 
 from __future__ import annotations
@@ -94,6 +96,26 @@ def confirms_fix(text: str) -> bool:
     )
 
 
+# A promise of a later step by the speaker: the report back (「挪回去了 地图回来了」, "paid, check
+# splitwise") comes after a pause, as the conclusion after a wait does.
+_PROMISE_ZH = re.compile(
+    r"晚点|晚些|回头|待会|等会|稍后|我.{0,4}(?:一会|明天|今晚|下午|晚上|到时)|我(?:去|跟|和|找|给).{0,6}(?:说|讲|问|拿|转|发|送)|点过去"
+)
+_PROMISE_EN = re.compile(
+    r"\bi'?ll\b|\bi will\b|\bi'?m going to\b|\bwill (?:do|let you know|send|bring|pay|grab|pick)\b",
+    re.IGNORECASE,
+)
+
+
+def promises(text: str) -> bool:
+    """The speaker will do something later: 「行 我晚点挪回去试试」, 「好 我跟他们说」, "I'll do it tonight"."""
+    return (
+        len(text) <= _MAX_TOLD_FIX_CHARS
+        and not asks(text)
+        and bool(_PROMISE_ZH.search(text) or _PROMISE_EN.search(text))
+    )
+
+
 def is_report(text: str) -> bool:
     """Something is broken: 「充值没到账」, 「邮件里补偿领不了」, "the app crashes on start"."""
     if _NOT_WORKING.search(text):
@@ -126,6 +148,21 @@ def opens_topic(text: str) -> bool:
     stripped = text.strip()
     question = asks(stripped) or bool(_WHO_ZH.search(stripped) or _WHO_EN.match(stripped))
     return question and bool(_OPENS_ZH.search(stripped) or _OPENS_EN.search(stripped))
+
+
+# A greeting to the whole group (「大家早」, "morning all") is a thread of its own, that the replies
+# to it join, not an answer to whatever was said just before.
+_GREETING = re.compile(
+    r"^(?:(?:大家|各位)(?:早|早上好|上午好|下午好|晚上好|好)|早上好|早安|晚上好"
+    r"|(?:hi|hello|hey|morning|good (?:morning|afternoon|evening))(?:,? (?:all|everyone|everybody|guys|folks|team))?)"
+    r"[\s!！~～。.啊呀哈]*$",
+    re.IGNORECASE,
+)
+
+
+def greets(text: str) -> bool:
+    """A greeting and nothing else: 「大家早」, 「早上好~」, "morning all", "Hello everyone!"."""
+    return bool(_GREETING.match(text.strip()))
 
 
 _BACK_ZH = re.compile(r"这个|那个|这种|那种|这样|同样|一样")
@@ -163,6 +200,34 @@ _MAX_OFFER_WORDS = 8  # "I can if I get the car"; longer, it is telling somethin
 _TIME = re.compile(
     r"\b\d{1,2}:\d{2}\b|\b\d{1,2} ?(?:am|pm)\b|[0-9一二三四五六七八九十两]{1,3}点|上午|下午|中午|晚上", re.IGNORECASE
 )
+
+
+_YOU_ZH = re.compile(r"[你您](?!们)")
+_YOU_EN = re.compile(r"(?<!any of )(?<!all of )\b(?:you|your|u)\b(?! guys| all| folks| both)", re.IGNORECASE)
+_ASKS_HOW_LONG_ZH = re.compile(r"多久|多长时间|能用几[天年个]|要几天")
+_ASKS_HOW_LONG_EN = re.compile(r"\bhow long\b", re.IGNORECASE)
+_DURATION = re.compile(
+    r"[0-9一二三四五六七八九十两半]+ ?个?(?:秒|分钟|小时|天|周|星期|礼拜|月|年)"
+    r"|\b\d+(?:\.\d+)? ?(?:secs?|seconds?|mins?|minutes?|hours?|hrs?|days?|weeks?|months?|years?)\b"
+    r"|\b(?:a|one|two|three|four|five|six|a few|a couple of) (?:minutes?|hours?|days?|weeks?|months?|years?)\b",
+    re.IGNORECASE,
+)
+
+
+def asks_you(text: str) -> bool:
+    """A question to someone there, not to the group: "did you try the reset button?", 「你什么版本」,
+    「您重启过吗」 ("any of you", "you guys", 你们 call on the group)."""
+    return asks(text) and bool(_YOU_ZH.search(text) or _YOU_EN.search(text))
+
+
+def asks_how_long(text: str) -> bool:
+    """Asks for a duration: 「电池一般能用多久」, "how long does the charge last"."""
+    return asks(text) and bool(_ASKS_HOW_LONG_ZH.search(text) or _ASKS_HOW_LONG_EN.search(text))
+
+
+def tells_duration(text: str) -> bool:
+    """Names a duration: 「大概8个月」, "about two weeks", "45 min"."""
+    return bool(_DURATION.search(text))
 
 
 def asks_who(text: str) -> bool:

@@ -7,8 +7,10 @@ the structure instead (unaddressed messages only; whom a message names decides o
 
 - `new_topic`: a question that calls on the group or marks a change of subject
   (`cues.opens_topic`: "also who's collecting…", 「有人知道…」, 「另外问下」) and shares no word
-  with the scored thread starts a thread, unless it follows the speaker's own line ("can anybody
-  help" after one's own report);
+  with the scored thread starts a thread, and so does a greeting to the group (`cues.greets`:
+  「大家早」, "morning all"), unless it follows the speaker's own line ("can anybody help" after
+  one's own report);
+- `own_picture`: a picture goes with its sender's own latest line while that thread is open;
 - `own_aside`: the speaker's statement right after their own new topic goes back to their thread;
 - `answers_open_question`: an answer of the type the latest open question asks for joins it;
 - `takes_up_unanswered`: after pausing one's own thread, one takes up the latest question or
@@ -30,14 +32,18 @@ from threadkeep.model import Message
 from threadkeep.text import content_tokens, is_noise
 from threadkeep.threads.cues import (
     asks,
+    asks_how_long,
     asks_when,
     asks_who,
+    asks_you,
     calls_for_answer,
     confirms_fix,
+    greets,
     is_ack,
     is_report,
     opens_topic,
     points_back,
+    tells_duration,
     tells_time,
     volunteers,
 )
@@ -56,6 +62,11 @@ class Topics:
     volunteers: list[bool]  # a first-person offer (「我」, 「我也在」, "I can if I get the car")
     tells_time: list[bool]  # names a time of day (「下午两点半」, "10:40 from gatwick")
     report: list[bool]  # something is broken (`cues.is_report`)
+    greeting: list[bool]  # a greeting to the group and nothing else (`cues.greets`)
+    media: list[bool]  # a picture, file or video with no text of its own
+    asks_how_long: list[bool]  # asks for a duration (「电池能用多久」, "how long does it take")
+    tells_duration: list[bool]  # names a duration (「大概8个月」, "two weeks")
+    asks_you: list[bool]  # a question to someone there (`cues.asks_you`: "did you try…", 「你什么版本」)
 
 
 def topics_of(messages: Sequence[Message]) -> Topics:
@@ -69,6 +80,11 @@ def topics_of(messages: Sequence[Message]) -> Topics:
         [volunteers(text) for text in texts],
         [tells_time(text) for text in texts],
         [is_report(text) for text in texts],
+        [greets(text) for text in texts],
+        [message.is_media for message in messages],
+        [asks_how_long(text) for text in texts],
+        [tells_duration(text) for text in texts],
+        [asks_you(text) for text in texts],
     )
 
 
@@ -90,9 +106,10 @@ class State:
 
 
 def new_topic(choice: int, state: State, topics: Topics) -> int:
-    """A topic-opening question sharing no word with the scored thread starts a thread."""
+    """A topic-opening question, or a greeting to the group, sharing no word with the scored thread
+    starts a thread."""
     index = state.index
-    if choice < 0 or not topics.opener[index]:
+    if choice < 0 or not (topics.opener[index] or topics.greeting[index]):
         return choice
     if _telling(state.tokens[index]) & state.words[state.thread_of[choice]]:
         return choice
@@ -145,7 +162,8 @@ _OPEN_LOOK_BACK = 12  # messages searched back for an open question: a bounded l
 
 def answers_open_question(choice: int, state: State, topics: Topics) -> int:
     """An answer of the type an open question asks for joins it: a first-person offer answers a
-    "who" (「我」, "I can if I get the car"), a time answers a "when" ("10:40 from gatwick").
+    "who" (「我」, "I can if I get the car"), a time answers a "when" ("10:40 from gatwick"), a
+    duration a "how long" (「正常用大概8个月左右」 to 「门锁电池一般能用多久？」).
 
     Only the latest question by someone else in the last `_OPEN_LOOK_BACK` messages counts, unless
     the scores chose the speaker's own message that says more than a wait, a reaction or a
@@ -165,8 +183,10 @@ def answers_open_question(choice: int, state: State, topics: Topics) -> int:
         if state.speakers[earlier] == me or not topics.question[earlier]:
             continue
         thread = state.thread_of[earlier]
-        typed = (topics.asks_who[earlier] and topics.volunteers[index]) or (
-            topics.asks_when[earlier] and topics.tells_time[index]
+        typed = (
+            (topics.asks_who[earlier] and topics.volunteers[index])
+            or (topics.asks_when[earlier] and topics.tells_time[index])
+            or (topics.asks_how_long[earlier] and topics.tells_duration[index])
         )
         if not typed or thread == chosen or thread not in state.open_threads:
             return choice
@@ -206,8 +226,26 @@ def takes_up_unanswered(choice: int, state: State, topics: Topics) -> int:
     return choice
 
 
+def own_picture(choice: int, state: State, topics: Topics) -> int:
+    """A picture goes with its sender's own latest line, while that thread is open ("Airbnb is booked!!"
+    then, after someone else's question, "[image]"): it shows what they were saying, not what someone
+    else said in between."""
+    index = state.index
+    if not topics.media[index]:
+        return choice
+    me = state.speakers[index]
+    for own in range(index - 1, max(index - _OPEN_LOOK_BACK, 0) - 1, -1):
+        if state.speakers[own] != me:
+            continue
+        thread = state.thread_of[own]
+        if thread not in state.open_threads or (choice >= 0 and state.thread_of[choice] == thread):
+            return choice
+        return own
+    return choice
+
+
 Rule = Callable[[int, State, Topics], int]
-RULES: tuple[Rule, ...] = (new_topic, own_aside, answers_open_question, takes_up_unanswered)
+RULES: tuple[Rule, ...] = (own_picture, new_topic, own_aside, answers_open_question, takes_up_unanswered)
 
 
 def interleave_choice(choice: int, state: State, topics: Topics) -> int:

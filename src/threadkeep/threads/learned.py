@@ -658,10 +658,15 @@ def me_too_after_question(prepared: F.Prepared, settings: ThreadSettings) -> lis
     ]
 
 
-def fresh_questions(prepared: F.Prepared) -> list[bool]:
-    """Questions that address nobody."""
+def fresh_questions(prepared: F.Prepared, topics: interleave.Topics | None = None) -> list[bool]:
+    """Questions that address nobody: not by name, nor, with `topics`, as "you" ("did you try the
+    reset button?" after a report asks someone there)."""
     question = prepared.static[:, 0, F.STATIC.index("i_question")] > 0
-    return [bool(q) and not addressed for q, addressed in zip(question.tolist(), prepared.addresses, strict=True)]
+    to_you = topics.asks_you if topics is not None else [False] * len(prepared.ids)
+    return [
+        bool(q) and not addressed and not you
+        for q, addressed, you in zip(question.tolist(), prepared.addresses, to_you, strict=True)
+    ]
 
 
 REACTION_CUES: tuple[str, ...] = ("i_noise", "i_me_too")
@@ -754,7 +759,7 @@ def run_cascade(
             scores[:, 0] += model.self_bias
             joiners = reactions(prepared) if model.reactions_join else None
             addressed = addressee_latest(prepared) if model.addressed_join else None
-            fresh = fresh_questions(prepared) if model.fresh_apart else None
+            fresh = fresh_questions(prepared, topics) if model.fresh_apart else None
             structure = structure_of(prepared, settings, reports) if model.small_groups else None
         parents = decode(
             prepared,

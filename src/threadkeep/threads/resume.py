@@ -5,10 +5,13 @@ hour later is usually a new topic. In a small group people come back to the same
 later ("sensor replaced, oven 2 is back up", 「验真好了 能用了」) with no quote or mention to say so.
 What does say so is the evidence: the new thread's first message is a confirmation ("works now",
 「好了」), or a statement by someone whose last line in an earlier, closed thread was a wait ("let
-me check", 「我看看」), or a question to whoever went to look there (「@客服 小组件那个有消息了吗」
+me check", 「我看看」) or a promise of a later step (`cues.promises`: 「行 我晚点挪回去试试」, "I'll
+keep an eye on the app"), or a question to whoever went to look there (「@客服 小组件那个有消息了吗」
 after 「我反馈给研发，有消息告诉你」); it is by one of that thread's people, no other question and
 no new report; and it shares a word with that thread that no other thread used in the meantime. Then the new
-thread continues the earlier one, within `max_span` of its start. (Chosen on the dev corpora:
+thread continues the earlier one, within `max_span` of its start. The shared word is not needed
+when that wait or promise is the speaker's very last line before: they come back to report ("Got
+her, on the way home" five hours after "I'll keep an eye on the app"). (Chosen on the dev corpora:
 letting any statement by the thread's starter resume it merged new topics on IRC and in the hand
 chats.)
 """
@@ -20,7 +23,7 @@ from functools import cache
 
 from threadkeep.model import Message
 from threadkeep.text import content_tokens, is_noise
-from threadkeep.threads.cues import asks, confirms_fix, is_report, is_wait
+from threadkeep.threads.cues import asks, confirms_fix, is_report, is_wait, promises
 from threadkeep.threads.rules import ThreadSettings
 
 
@@ -43,9 +46,10 @@ def resume_paused(
     threads: list[list[int]] = []  # message positions of each thread, in time order
     thread_of: dict[int, int] = {}
     replies = dict(reply_to)
+    previous_own = _previous_own(messages)
     for group in sorted(groups, key=lambda ids: min(position[mid] for mid in ids)):
         members = sorted(position[mid] for mid in group)
-        target = _paused_thread(messages, members[0], threads, thread_of, words, settings)
+        target = _paused_thread(messages, members[0], threads, thread_of, words, previous_own, settings)
         if target is None:
             target = len(threads)
             threads.append(members)
@@ -62,6 +66,7 @@ def _paused_thread(
     threads: list[list[int]],
     thread_of: dict[int, int],
     words: Callable[[int], frozenset[str]],
+    previous_own: list[int],
     settings: ThreadSettings,
 ) -> int | None:
     """The thread that the message at `opener` takes up again, if the evidence says so."""
@@ -89,7 +94,7 @@ def _paused_thread(
             waited = [index for index in thread if messages[index].sender in chasing]
             if not waited or not is_wait(messages[waited[-1]].text or ""):
                 continue
-        elif not (confirms or is_wait(messages[own[-1]].text or "")):
+        elif not (confirms or _pauses(messages[own[-1]].text or "")):
             continue
         shared = words(opener) & frozenset().union(*map(words, thread))
         for index in range(thread[0], opener):
@@ -99,4 +104,28 @@ def _paused_thread(
                 shared -= words(index)
         if shared:
             return number
+    # Back from one's own wait or promise with nothing said in between ("I'll keep an eye on the
+    # app" … five hours … "Got her, on the way home"): the report back needs no shared word, when no
+    # thread has one.
+    last = previous_own[opener]
+    if chasing is None and last >= 0 and _pauses(messages[last].text or ""):
+        number = thread_of[last]
+        started, ended = messages[threads[number][0]].sent_at, messages[threads[number][-1]].sent_at
+        if now - started <= settings.max_span and now - ended > settings.idle:
+            return number
     return None
+
+
+def _pauses(text: str) -> bool:
+    """The speaker went to look (「我看看」) or said they would do something later (「我晚点挪回去试试」)."""
+    return is_wait(text) or promises(text)
+
+
+def _previous_own(messages: list[Message]) -> list[int]:
+    """Per message, the position of its speaker's message before it, -1 if none."""
+    last_by: dict[str, int] = {}
+    out = []
+    for index, message in enumerate(messages):
+        out.append(last_by.get(message.sender, -1))
+        last_by[message.sender] = index
+    return out
