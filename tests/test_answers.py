@@ -61,6 +61,14 @@ def chat(mid: str, sender: str, when: str, text: str, conversation: str = "g-1")
     return {"messageId": mid, "conversationRef": conversation, "senderRef": sender, "sentAt": when, "text": text}
 
 
+def ingest_and_ask(tmp_path: Path, sources: list[Path], *questions: str) -> list:
+    """The answers to `questions` from a new store (hash embedder) holding `sources`, asked at NOW."""
+    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as knowledge:
+        for source in sources:
+            knowledge.ingest(source)
+        return [knowledge.ask(question, now=NOW) for question in questions]
+
+
 @pytest.fixture(scope="module")
 def kb(tmp_path_factory) -> KnowledgeBase:
     folder = tmp_path_factory.mktemp("answers")
@@ -151,10 +159,12 @@ def test_the_question_about_someone_else_is_flagged(tmp_path):
         ),
         chat("c3", "Caroline", "2023-05-08T13:52:00+00:00", "That is so true, I am glad you went.", "conv"),
     ]
-    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as two:
-        two.ingest(write_bundle(tmp_path / "bundle", messages))
-        swapped = two.ask("What did Caroline realize after her charity race?", now=NOW)
-        right = two.ask("What did Melanie realize after her charity race?", now=NOW)
+    swapped, right = ingest_and_ask(
+        tmp_path,
+        [write_bundle(tmp_path / "bundle", messages)],
+        "What did Caroline realize after her charity race?",
+        "What did Melanie realize after her charity race?",
+    )
     assert ABOUT_SOMEONE_ELSE in swapped.flags
     notes = [note for c in swapped.chat + swapped.nearest for note in c.notes]
     assert any("Melanie" in note and "Caroline" in note for note in notes)
@@ -262,9 +272,9 @@ def test_a_verbatim_question_from_an_assistant_session_is_answered(tmp_path):
         chat("s4", "assistant", "2026-04-21T15:04:30+00:00", "Use actions/setup-python with cache: pip.", "session"),
     ]
     conversations = [{"conversationRef": "session", "title": "fixing CI", "kind": "assistant"}]
-    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as knowledge:
-        knowledge.ingest(write_bundle(tmp_path / "bundle", messages, conversations=conversations))
-        answer = knowledge.ask(question, now=NOW)
+    (answer,) = ingest_and_ask(
+        tmp_path, [write_bundle(tmp_path / "bundle", messages, conversations=conversations)], question
+    )
     assert answer.status == "answered", answer.reason
     assert any("conftest.py" in c.excerpt for c in answer.chat)
 
@@ -282,10 +292,12 @@ def test_a_question_about_a_member_is_answered_only_from_a_passage_by_or_about_t
         chat("s4", "maya", "2026-05-12T18:30:00+00:00", "the mats on floor 2 have a tear near the cave"),
         chat("s5", "ben", "2026-05-12T18:41:00+00:00", "taped it with the grey repair tape, supplier comes Thursday"),
     ]
-    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as staff:
-        staff.ingest(write_bundle(tmp_path / "bundle", messages, members))
-        theirs = staff.ask("What shoe size does Ben wear?", now=NOW)
-        nobody = staff.ask("What shoe size does Maya wear?", now=NOW)
+    theirs, nobody = ingest_and_ask(
+        tmp_path,
+        [write_bundle(tmp_path / "bundle", messages, members)],
+        "What shoe size does Ben wear?",
+        "What shoe size does Maya wear?",
+    )
     assert theirs.status == "answered", theirs.reason
     assert any("42.5" in c.excerpt for c in theirs.chat)
     assert nobody.status == "no_answer" and "Maya" in nobody.reason
@@ -304,10 +316,12 @@ def test_a_chinese_question_about_a_member_no_passage_is_by_or_about_is_refused(
         chat("f3", "li", "2026-06-12T10:30:00+08:00", "企业认证一直卡在对公打款这一步"),
         chat("f4", "kf", "2026-06-12T10:37:00+08:00", "3 天内在认证页面回填打款金额就行"),
     ]
-    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as group:
-        group.ingest(write_bundle(tmp_path / "bundle", messages, members))
-        theirs = group.ask("赵律师的律所用的是哪个套餐", now=NOW)
-        nobody = group.ask("李总的律所用的是哪个套餐", now=NOW)
+    theirs, nobody = ingest_and_ask(
+        tmp_path,
+        [write_bundle(tmp_path / "bundle", messages, members)],
+        "赵律师的律所用的是哪个套餐",
+        "李总的律所用的是哪个套餐",
+    )
     assert theirs.status == "answered", theirs.reason
     assert nobody.status == "no_answer" and "李总" in nobody.reason
 
@@ -320,10 +334,7 @@ def test_a_count_is_answered_by_a_number_of_the_things_asked_for(tmp_path):
         "## 开门方式\n\n指纹、密码、NFC 卡；Z7 Pro 另外支持人脸识别。\n",
         encoding="utf-8",
     )
-    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as manual:
-        manual.ingest(docs)
-        fingerprints = manual.ask("一把锁最多能存多少个指纹", now=NOW)
-        faces = manual.ask("门锁能录入多少张人脸", now=NOW)
+    fingerprints, faces = ingest_and_ask(tmp_path, [docs], "一把锁最多能存多少个指纹", "门锁能录入多少张人脸")
     assert fingerprints.status == "answered", fingerprints.reason
     assert any("100 个指纹" in c.excerpt for c in fingerprints.documents)
     assert faces.status == "no_answer" and "number" in faces.reason
@@ -351,10 +362,7 @@ def test_a_version_question_is_answered_only_by_a_section_stating_a_version(tmp_
     (docs / "gateway.md").write_text(
         "# 网关手册\n\n## 升级\n\n网关固件版本可以在 App 里查看和升级，升级时不要断电。\n", encoding="utf-8"
     )
-    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as manual:
-        manual.ingest(docs)
-        lock = manual.ask("门锁最新固件是哪个版本", now=NOW)
-        gateway = manual.ask("网关固件是哪个版本", now=NOW)
+    lock, gateway = ingest_and_ask(tmp_path, [docs], "门锁最新固件是哪个版本", "网关固件是哪个版本")
     assert lock.status == "answered", lock.reason
     assert any("V2.7.3" in c.excerpt for c in lock.documents)
     assert gateway.status == "no_answer" and "version" in gateway.reason
@@ -369,10 +377,7 @@ def test_a_duration_in_years_needs_a_passage_stating_one(tmp_path):
     (docs / "gateway.md").write_text(
         "# 网关手册\n\n## 售后\n\n网关提供保修服务，凭购买凭证到售后点办理。\n", encoding="utf-8"
     )
-    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as manual:
-        manual.ingest(docs)
-        lock = manual.ask("门锁保修几年", now=NOW)
-        gateway = manual.ask("网关保修几个月", now=NOW)
+    lock, gateway = ingest_and_ask(tmp_path, [docs], "门锁保修几年", "网关保修几个月")
     assert lock.status == "answered", lock.reason
     assert gateway.status == "no_answer" and "duration" in gateway.reason
 
@@ -390,12 +395,13 @@ def test_a_when_question_needs_a_time_or_a_date_or_a_past_event_in_chat(tmp_path
         chat("d2", "ben", "2026-05-11T09:05:00+00:00", "great, thanks for repairing the bike room lock"),
     ]
     bundle = write_bundle(tmp_path / "bundle", messages)
-    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as office:
-        office.ingest(docs)
-        office.ingest(bundle)
-        door = office.ask("what time does the front door open with a badge", now=NOW)
-        drill = office.ask("when is the fire drill", now=NOW)
-        repaired = office.ask("when was the bike room lock repaired", now=NOW)
+    door, drill, repaired = ingest_and_ask(
+        tmp_path,
+        [docs, bundle],
+        "what time does the front door open with a badge",
+        "when is the fire drill",
+        "when was the bike room lock repaired",
+    )
     assert door.status == "answered", door.reason
     assert drill.status == "no_answer" and "time or date" in drill.reason
     # The message's time dates what it reports.
@@ -408,11 +414,9 @@ def test_a_chinese_when_needs_a_time_but_when_one_should_asks_for_a_condition(tm
     (docs / "news.md").write_text("# 新品动态\n\n## 新款门锁\n\n新款门锁即将上市，敬请期待。\n", encoding="utf-8")
     (docs / "battery.md").write_text("# 电池说明\n\n## 更换电池\n\n电量低于 20% 时需要更换电池。\n", encoding="utf-8")
     (docs / "service.md").write_text("# 售后服务\n\n## 上门安装\n\n上门安装在下单后 3 天内完成。\n", encoding="utf-8")
-    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as manual:
-        manual.ingest(docs)
-        launch = manual.ask("新款门锁什么时候上市", now=NOW)
-        battery = manual.ask("什么时候需要更换电池", now=NOW)
-        install = manual.ask("上门安装什么时候完成", now=NOW)
+    launch, battery, install = ingest_and_ask(
+        tmp_path, [docs], "新款门锁什么时候上市", "什么时候需要更换电池", "上门安装什么时候完成"
+    )
     assert launch.status == "no_answer" and "time or date" in launch.reason
     assert battery.status == "answered", battery.reason
     assert install.status == "answered", install.reason  # a time from now: "下单后 3 天内"
@@ -424,10 +428,12 @@ def test_a_question_nobody_answered_is_no_answer(tmp_path):
         chat("q2", "tom", "2026-05-12T09:15:00+00:00", "the kitchen door sticks, any idea?"),
         chat("q3", "host", "2026-05-12T09:20:00+00:00", "lift the handle first, then push the kitchen door"),
     ]
-    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as office:
-        office.ingest(write_bundle(tmp_path / "bundle", messages))
-        weekends = office.ask("is the rooftop terrace open on weekends", now=NOW)
-        door = office.ask("the kitchen door sticks", now=NOW)
+    weekends, door = ingest_and_ask(
+        tmp_path,
+        [write_bundle(tmp_path / "bundle", messages)],
+        "is the rooftop terrace open on weekends",
+        "the kitchen door sticks",
+    )
     assert weekends.status == "no_answer" and "nobody answered" in weekends.reason
     assert any("open on weekends" in c.excerpt for c in weekends.nearest)
     assert door.status == "answered", door.reason
@@ -439,10 +445,12 @@ def test_message_times_say_how_long_something_took_not_how_long_it_takes(tmp_pat
         chat("l2", "zhang", "2026-05-13T09:18:00+08:00", "E-35 is the door lock circuit, the lift company is coming"),
         chat("l3", "zhang", "2026-05-13T11:02:00+08:00", "lift 2 is repaired and running again"),
     ]
-    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as group:
-        group.ingest(write_bundle(tmp_path / "bundle", messages))
-        took = group.ask("how long did the lift 2 repair take", now=NOW)
-        takes = group.ask("how long does a lift repair take", now=NOW)
+    took, takes = ingest_and_ask(
+        tmp_path,
+        [write_bundle(tmp_path / "bundle", messages)],
+        "how long did the lift 2 repair take",
+        "how long does a lift repair take",
+    )
     assert took.status == "answered", took.reason
     assert asked_types("电梯修了多久")[0].dated.search("电梯修了多久")  # 了 before the asking words: it took
     assert takes.status == "no_answer" and "duration" in takes.reason
@@ -457,11 +465,13 @@ def test_how_many_needs_a_number_of_the_things_asked_for_and_how_much_notice_is_
         "## Cancellation\n\nMonthly plans can be cancelled with 30 days' notice.\n",
         encoding="utf-8",
     )
-    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as rules:
-        rules.ingest(docs)
-        booths = rules.ask("how many phone booths are there in the quiet zone", now=NOW)
-        guests = rules.ask("how many guests can members bring", now=NOW)
-        notice = rules.ask("how much notice do I need to cancel a monthly plan", now=NOW)
+    booths, guests, notice = ingest_and_ask(
+        tmp_path,
+        [docs],
+        "how many phone booths are there in the quiet zone",
+        "how many guests can members bring",
+        "how much notice do I need to cancel a monthly plan",
+    )
     assert booths.status == "no_answer" and "number" in booths.reason  # "floor 3" counts no booths
     assert guests.status == "answered", guests.reason
     assert notice.status == "answered", notice.reason
@@ -477,10 +487,7 @@ def test_a_value_for_a_thing_no_passage_names_is_not_its_value(tmp_path):
     (docs / "fees.md").write_text(
         "# 收费标准\n\n## 停车\n\n地下固定车位月租 300 元；临时停车每小时 5 元。\n", encoding="utf-8"
     )
-    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as fees:
-        fees.ingest(docs)
-        underground = fees.ask("地下车位月租多少钱", now=NOW)
-        surface = fees.ask("地面车位月租多少钱", now=NOW)
+    underground, surface = ingest_and_ask(tmp_path, [docs], "地下车位月租多少钱", "地面车位月租多少钱")
     assert underground.status == "answered", underground.reason
     assert surface.status == "no_answer" and "地面" in surface.reason
 
@@ -496,11 +503,9 @@ def test_a_how_to_question_needs_a_passage_naming_its_action(tmp_path):
         "# Wifi\n\n## Members network\n\nThe wifi password for members is on the card by the kitchen door.\n",
         encoding="utf-8",
     )
-    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as help_pages:
-        help_pages.ingest(docs)
-        bind = help_pages.ask("小程序怎么绑定房屋", now=NOW)
-        unbind = help_pages.ask("小程序怎么解绑房屋", now=NOW)
-        change = help_pages.ask("how do I change the members wifi password", now=NOW)
+    bind, unbind, change = ingest_and_ask(
+        tmp_path, [docs], "小程序怎么绑定房屋", "小程序怎么解绑房屋", "how do I change the members wifi password"
+    )
     assert bind.status == "answered", bind.reason
     assert unbind.status == "no_answer" and "解绑" in unbind.reason
     assert change.status == "no_answer" and "change" in change.reason
@@ -514,10 +519,7 @@ def test_a_chinese_who_or_which_question_needs_the_thing_it_turns_on(tmp_path):
     (docs / "handbook.md").write_text(
         "# 业主手册\n\n## 分工\n\n小区的保洁由物业保洁部负责，电梯由维保公司负责。\n", encoding="utf-8"
     )
-    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as handbook:
-        handbook.ingest(docs)
-        cleaning = handbook.ask("小区的保洁归谁管", now=NOW)
-        greenery = handbook.ask("小区的绿化归谁管", now=NOW)
+    cleaning, greenery = ingest_and_ask(tmp_path, [docs], "小区的保洁归谁管", "小区的绿化归谁管")
     assert cleaning.status == "answered", cleaning.reason
     assert greenery.status == "no_answer" and "绿化" in greenery.reason
 
@@ -529,10 +531,12 @@ def test_a_code_question_needs_a_passage_stating_the_code(tmp_path):
         chat("c3", "cat", "2026-05-15T09:00:00+00:00", "where is the members wifi password?"),
         chat("c4", "dan", "2026-05-15T09:05:00+00:00", "the members wifi password is on the card by the kitchen door"),
     ]
-    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as gym:
-        gym.ingest(write_bundle(tmp_path / "bundle", messages))
-        cupboard = gym.ask("what is the chalk cupboard code", now=NOW)
-        wifi = gym.ask("what is the members wifi password", now=NOW)
+    cupboard, wifi = ingest_and_ask(
+        tmp_path,
+        [write_bundle(tmp_path / "bundle", messages)],
+        "what is the chalk cupboard code",
+        "what is the members wifi password",
+    )
     assert cupboard.status == "answered", cupboard.reason
     assert wifi.status == "no_answer" and "code or password" in wifi.reason
     assert asked_types("虚位密码是什么") == []  # asks what a kind of password is, not for one
@@ -544,11 +548,9 @@ def test_a_feature_question_needs_the_feature_named_whole(tmp_path):
     (docs / "fees.md").write_text(
         "# 收费标准\n\n## 缴费方式\n\n物业费可以在小程序里用微信支付缴纳，充电棚支持扫码充电。\n", encoding="utf-8"
     )
-    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as fees:
-        fees.ingest(docs)
-        wechat = fees.ask("物业费可以用微信支付交吗", now=NOW)
-        alipay = fees.ask("物业费可以用支付宝交吗", now=NOW)
-        fast = fees.ask("充电棚支持快充吗", now=NOW)
+    wechat, alipay, fast = ingest_and_ask(
+        tmp_path, [docs], "物业费可以用微信支付交吗", "物业费可以用支付宝交吗", "充电棚支持快充吗"
+    )
     assert wechat.status == "answered", wechat.reason
     assert alipay.status == "no_answer" and "支付宝" in alipay.reason  # 支付 of 微信支付 is no 支付宝
     assert fast.status == "no_answer" and "快充" in fast.reason
@@ -595,12 +597,14 @@ def test_a_duration_written_in_words_or_with_a_qualifier_answers_how_long(tmp_pa
         "## Replacements\n\nWe ship replacements within 1-2 business days.\n",
         encoding="utf-8",
     )
-    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as manual:
-        manual.ingest(docs)
-        swap = manual.ask("换新要等几天才发新机", now=NOW)
-        refund = manual.ask("退货要等几天才退款", now=NOW)
-        hold = manual.ask("how long do I hold the reset pin", now=NOW)
-        ship = manual.ask("how long until replacements ship", now=NOW)
+    swap, refund, hold, ship = ingest_and_ask(
+        tmp_path,
+        [docs],
+        "换新要等几天才发新机",
+        "退货要等几天才退款",
+        "how long do I hold the reset pin",
+        "how long until replacements ship",
+    )
     assert swap.status == "answered", swap.reason
     assert refund.status == "no_answer" and "duration" in refund.reason
     assert hold.status == "answered", hold.reason
@@ -667,12 +671,14 @@ def test_how_high_or_big_needs_a_measurement_and_an_email_question_an_address(tm
         "## Engineering\n\nRaj leads the firmware team and answers in the community chat.\n",
         encoding="utf-8",
     )
-    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as manual:
-        manual.ingest(docs)
-        tank = manual.ask("水箱多大", now=NOW)
-        sill = manual.ask("扫地机能爬多高的门槛", now=NOW)
-        support = manual.ask("what is the support email", now=NOW)
-        raj = manual.ask("what is the engineering team's email", now=NOW)
+    tank, sill, support, raj = ingest_and_ask(
+        tmp_path,
+        [docs],
+        "水箱多大",
+        "扫地机能爬多高的门槛",
+        "what is the support email",
+        "what is the engineering team's email",
+    )
     assert tank.status == "answered", tank.reason
     assert sill.status == "no_answer" and "measurement" in sill.reason
     assert support.status == "answered", support.reason
@@ -689,10 +695,7 @@ def test_can_it_connect_to_x_needs_x_named_whole(tmp_path):
         "# 扫地机 App\n\n## 配网\n\n扫地机只能连接 2.4G 的 wifi，不支持 5G 频段；连上以后可以在 App 里远程控制。\n",
         encoding="utf-8",
     )
-    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as app:
-        app.ingest(docs)
-        wifi = app.ask("扫地机能连wifi吗", now=NOW)
-        speaker = app.ask("扫地机能连小爱音箱吗", now=NOW)
+    wifi, speaker = ingest_and_ask(tmp_path, [docs], "扫地机能连wifi吗", "扫地机能连小爱音箱吗")
     assert wifi.status == "answered", wifi.reason
     assert speaker.status == "no_answer" and "小爱" in speaker.reason
 
@@ -705,12 +708,14 @@ def test_a_value_in_a_named_unit_needs_a_number_in_that_unit(tmp_path):
         "## Size\n\nThe scooter weighs 19 kg and folds to 110 cm.\n",
         encoding="utf-8",
     )
-    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as manual:
-        manual.ingest(docs)
-        volts = manual.ask("电池是多少伏的", now=NOW)
-        energy = manual.ask("电池充满一次要几度电", now=NOW)
-        kilos = manual.ask("what does the scooter weigh in kilograms", now=NOW)
-        pounds = manual.ask("what does the scooter weigh in pounds", now=NOW)
+    volts, energy, kilos, pounds = ingest_and_ask(
+        tmp_path,
+        [docs],
+        "电池是多少伏的",
+        "电池充满一次要几度电",
+        "what does the scooter weigh in kilograms",
+        "what does the scooter weigh in pounds",
+    )
     assert volts.status == "answered", volts.reason
     assert energy.status == "no_answer" and "度电" in energy.reason  # 65 公里 and 6 小时 are no energy
     assert kilos.status == "answered", kilos.reason
@@ -808,10 +813,9 @@ def test_a_name_of_several_words_must_be_held_whole_by_one_passage(tmp_path):
         "## Contact\n\nEmail us Monday to Friday.\n\n## Sales\n\nSpring Sale: the grinder code is SPRING10.\n",
         encoding="utf-8",
     )
-    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as shop:
-        shop.ingest(docs)
-        black_friday = shop.ask("what was the Black Friday grinder code", now=NOW)
-        spring = shop.ask("what was the Spring Sale grinder code", now=NOW)
+    black_friday, spring = ingest_and_ask(
+        tmp_path, [docs], "what was the Black Friday grinder code", "what was the Spring Sale grinder code"
+    )
     assert black_friday.status == "no_answer" and "Black Friday" in black_friday.reason
     assert spring.status == "answered", spring.reason
 
@@ -824,11 +828,7 @@ def test_a_chinese_what_kind_question_needs_the_kind_it_asks_for_but_what_it_mea
         "## 故障码\n\nE08：控制器过热，停车休息 15 分钟。\n",
         encoding="utf-8",
     )
-    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as manual:
-        manual.ingest(docs)
-        material = manual.ask("车架是什么材质的", now=NOW)
-        colour = manual.ask("车身有什么颜色", now=NOW)
-        code = manual.ask("E08是什么意思", now=NOW)
+    material, colour, code = ingest_and_ask(tmp_path, [docs], "车架是什么材质的", "车身有什么颜色", "E08是什么意思")
     assert material.status == "no_answer" and "材质" in material.reason
     assert colour.status == "answered", colour.reason
     assert code.status == "answered", code.reason  # 意思 asks what the code means: no thing a passage must name
@@ -841,10 +841,7 @@ def test_a_verbal_noun_no_passage_holds_is_a_thing_the_store_lacks(tmp_path):
         "# 门店服务\n\n## 服务\n\n门店提供免费检测，周六和周日照常营业。\n\n## 地址\n\n门店在人民路 88 号。\n",
         encoding="utf-8",
     )
-    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as shop:
-        shop.ingest(docs)
-        event = shop.ask("门店周六有什么活动", now=NOW)
-        check = shop.ask("门店周六有免费检测吗", now=NOW)
+    event, check = ingest_and_ask(tmp_path, [docs], "门店周六有什么活动", "门店周六有免费检测吗")
     assert event.status == "no_answer" and "活动" in event.reason  # 活动 is a verbal noun (jieba: vn)
     assert check.status == "answered", check.reason
 
@@ -862,14 +859,15 @@ def test_an_acronym_no_passage_holds_is_refused_and_a_how_to_needs_its_action_wh
         chat("h1", "chen", "2026-05-11T08:30:00+08:00", "主刷缠满了头发 拆不下来"),
         chat("h2", "tt", "2026-05-11T08:34:00+08:00", "主刷两端有黄色卡扣，往外一掰就能取出"),
     ]
-    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as kb:
-        kb.ingest(docs)
-        kb.ingest(write_bundle(tmp_path / "bundle", messages))
-        usb = kb.ask("does the base have a USB port", now=NOW)
-        ethernet = kb.ask("does the base have an ethernet port", now=NOW)
-        password = kb.ask("how do I change the admin password", now=NOW)
-        window = kb.ask("how do I change the update window", now=NOW)
-        brush = kb.ask("主刷上全是头发 怎么拆下来", now=NOW)
+    usb, ethernet, password, window, brush = ingest_and_ask(
+        tmp_path,
+        [docs, write_bundle(tmp_path / "bundle", messages)],
+        "does the base have a USB port",
+        "does the base have an ethernet port",
+        "how do I change the admin password",
+        "how do I change the update window",
+        "主刷上全是头发 怎么拆下来",
+    )
     assert usb.status == "no_answer" and "USB" in usb.reason
     assert ethernet.status == "answered", ethernet.reason
     # "change" is in the updates section, which says nothing of the admin password.
@@ -897,11 +895,12 @@ def test_a_member_line_sharing_one_common_word_does_not_make_another_familys_pas
         "## 请假\n\n孩子病假要交证明。\n",
         encoding="utf-8",
     )
-    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as group:
-        group.ingest(write_bundle(tmp_path / "bundle", messages, members))
-        group.ingest(docs)
-        theirs = group.ask("乐乐妈妈家孩子报了什么社团", now=NOW)
-        nobody = group.ask("张一诺妈妈家孩子报了什么社团", now=NOW)
+    theirs, nobody = ingest_and_ask(
+        tmp_path,
+        [write_bundle(tmp_path / "bundle", messages, members), docs],
+        "乐乐妈妈家孩子报了什么社团",
+        "张一诺妈妈家孩子报了什么社团",
+    )
     assert theirs.status == "answered", theirs.reason
     # 张一诺妈妈's thread holds 孩子 and nothing of the club: it is not about her child's club.
     assert nobody.status == "no_answer" and "张一诺妈妈" in nobody.reason
@@ -915,9 +914,7 @@ def test_how_much_and_how_many_ask_and_name_no_topic(tmp_path):
         "The web interface listens on 8080.\n",
         encoding="utf-8",
     )
-    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as kb:
-        kb.ingest(docs)
-        answer = kb.ask("how much memory does it need", now=NOW)
+    (answer,) = ingest_and_ask(tmp_path, [docs], "how much memory does it need")
     assert answer.status == "answered", answer.reason
     assert any("1 GB" in c.excerpt for c in answer.documents)
 
@@ -934,9 +931,11 @@ def test_a_name_only_an_unanswered_question_holds_is_refused_as_only_asked(tmp_p
         chat("k3", "felix", "2026-05-07T09:00:00+00:00", "what database are people on?"),
         chat("k4", "nina", "2026-05-07T09:05:00+00:00", "I run it on Postgres 16, no issues. sqlite is the default"),
     ]
-    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as kb:
-        kb.ingest(write_bundle(tmp_path / "bundle", messages, members))
-        nobody = kb.ask("does it run on a Raspberry Pi 3", now=NOW)
-        answered = kb.ask("which Postgres version does Nina run", now=NOW)
+    nobody, answered = ingest_and_ask(
+        tmp_path,
+        [write_bundle(tmp_path / "bundle", messages, members)],
+        "does it run on a Raspberry Pi 3",
+        "which Postgres version does Nina run",
+    )
     assert nobody.status == "no_answer" and nobody.reason == ONLY_ASKED
     assert answered.status == "answered", answered.reason
