@@ -24,8 +24,6 @@ import os
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as importing threadkeep does (see store_scale.py)
 
 import argparse
-import importlib.util
-import sys
 import time
 from pathlib import Path
 
@@ -37,15 +35,7 @@ from threadkeep.search import search
 from threadkeep.store import SearchFilters, open_store
 from threadkeep.store import vectors as current
 from threadkeep.store.sqlite import SQLiteStore
-
-
-def other_version(path: Path):
-    name = f"other_vectors_{path.stem}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
+from vector_recall import other_version
 
 
 def main() -> None:

@@ -235,6 +235,21 @@ BIG_SOURCES = {
 }
 
 
+def filtered_recalls(store, chunks, vectors, queries) -> list[float]:
+    """Recall@10 of each query under each filter of `big_cases`; every hit passes its filter and
+    carries its exact score."""
+    recalls = []
+    for filters, keep in big_cases():
+        for query in queries:
+            truth = dict(exact(chunks, vectors, query, 10, keep))
+            found = store.dense_candidates(query, 10, filters)
+            for chunk_id, score in found:
+                assert keep(chunks[chunk_id])
+                assert score == pytest.approx(float(vectors[int(chunk_id.rpartition(":")[2])] @ query), abs=1e-5)
+            recalls.append(len(set(dict(found)) & set(truth)) / len(truth))
+    return recalls
+
+
 def big_cases() -> list:
     return [
         (SearchFilters(), lambda c: True),
@@ -265,16 +280,7 @@ def test_through_the_bit_stages_scores_are_exact_and_the_top_hits_found(make_loc
     monkeypatch.setattr("threadkeep.store.vectors.HAMMING_KEEP", 3_000)
     vectors, queries = clustered(5000, 11), clustered(12, 12)
     with big_store(make_location, vectors) as (store, chunks):
-        recalls = []
-        for filters, keep in big_cases():
-            for query in queries:
-                truth = dict(exact(chunks, vectors, query, 10, keep))
-                found = store.dense_candidates(query, 10, filters)
-                for chunk_id, score in found:
-                    assert keep(chunks[chunk_id])
-                    assert score == pytest.approx(float(vectors[int(chunk_id.rpartition(":")[2])] @ query), abs=1e-5)
-                recalls.append(len({cid for cid, _ in found} & set(truth)) / len(truth))
-        assert np.mean(recalls) >= 0.98
+        assert np.mean(filtered_recalls(store, chunks, vectors, queries)) >= 0.98
 
 
 def test_postgres_walks_each_source_types_own_graph(make_location, monkeypatch):
@@ -398,15 +404,7 @@ def test_vectors_sharing_one_large_direction_keep_their_top_hits_through_the_bit
     monkeypatch.setattr("threadkeep.store.vectors.bit_candidates", lambda k: 100)
     vectors, queries = embedding_like(5000, 31), embedding_like(16, 32, shift=0.3)
     with big_store(make_location, vectors) as (store, chunks):
-        recalls = []
-        for filters, keep in big_cases():
-            for query in queries:
-                truth = dict(exact(chunks, vectors, query, 10, keep))
-                found = store.dense_candidates(query, 10, filters)
-                for chunk_id, score in found:
-                    assert keep(chunks[chunk_id])
-                    assert score == pytest.approx(float(vectors[int(chunk_id.rpartition(":")[2])] @ query), abs=1e-5)
-                recalls.append(len(set(dict(found)) & set(truth)) / len(truth))
+        recalls = filtered_recalls(store, chunks, vectors, queries)
         assert np.mean(recalls) >= 0.98
         assert min(recalls) >= 0.8
 
