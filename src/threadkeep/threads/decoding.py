@@ -43,10 +43,10 @@ class Decoding:
     members: list[set[int]] = field(init=False, default_factory=list)  # speakers of each thread
     words: list[set[str]] = field(init=False, default_factory=list)  # content tokens of each thread
     tails: list[int] = field(init=False, default_factory=list)  # latest message of each thread
-    content: list[bool] = field(init=False, default_factory=list)  # the thread has a message that is more than a reaction
+    content: list[bool] = field(init=False, default_factory=list)  # it has a message that is more than a reaction
     asked: list[bool] = field(init=False, default_factory=list)  # the thread has a question
     reported: list[bool] = field(init=False, default_factory=list)  # the thread has a report (`cues.is_report`)
-    open_threads: list[int] = field(init=False, default_factory=list)  # the ones the current message may join (`find_open`)
+    open_threads: list[int] = field(init=False, default_factory=list)  # the current message may join them (`find_open`)
 
     def __post_init__(self) -> None:
         n = len(self.speakers)
@@ -57,14 +57,13 @@ class Decoding:
         """Idle no longer than `idle` and spanning no more than `max_span` at `now`."""
         return now - self.last[thread] <= self.idle and now - self.started[thread] <= self.max_span
 
-    def find_open(self, index: int, now: float, candidates: Sequence[int]) -> list[int]:
-        """The open threads of the (earlier) candidates of message `index`, kept as `open_threads`."""
+    def find_open(self, index: int, now: float, candidates: Sequence[int]) -> None:
+        """Keep as `open_threads` the open threads of the (earlier) candidates of message `index`."""
         self.open_threads = [
             thread
             for thread in dict.fromkeys(self.thread_of[c] for c in candidates if 0 <= c < index)
             if self.is_open(thread, now)
         ]
-        return self.open_threads
 
     def start(self, index: int, now: float, structure: Structure | None) -> None:
         """Message `index` starts a thread."""

@@ -298,6 +298,7 @@ def decode(
     speakers = prepared.speakers.tolist()
     tokens = prepared.tokens
     state = Decoding(speakers, tokens, settings.idle.total_seconds(), settings.max_span.total_seconds())
+    # Local names for the lists the candidate loop reads (the same objects as `state`'s).
     thread_of, parents, members, words = state.thread_of, state.parents, state.members, state.words
     is_open = state.is_open
     order = np.argsort(-scores, axis=1, kind="stable")
