@@ -586,6 +586,10 @@ def main() -> None:
     parser.add_argument(
         "--folder", type=Path, help="keep one SQLite store per size here and reuse those already loaded"
     )
+    parser.add_argument(
+        "--real", help="vectors made from real e5 ones instead (PREFIX of vector_recall.py's PREFIX-passages.npy "
+        "and PREFIX-queries.npy: its `grown` set, and its real queries, half IRC lines and half LoCoMo questions)"
+    )
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument(
         "--spread", type=float, default=1.0, help="scatter around each cluster centre (higher: harder for ANN)"
@@ -594,11 +598,21 @@ def main() -> None:
 
     largest = max([*args.sizes, *args.postgres_sizes])
     tick = time.perf_counter()
-    data = synthetic(largest, args.dim, args.queries, args.seed, spread=args.spread)
-    print(
-        f"{largest:,} synthetic {args.dim}-d vectors (48-d subspace, 2,000 clusters) "
-        f"in {time.perf_counter() - tick:.1f} s; {os.cpu_count()} cores, {load_average()}"
-    )
+    if args.real:
+        from vector_recall import grown
+
+        passages, queries = np.load(f"{args.real}-passages.npy"), np.load(f"{args.real}-queries.npy")
+        half = args.queries // 2
+        queries = np.vstack([queries[:half], queries[200 : 200 + args.queries - half]])
+        data = Data(grown(passages, largest), np.zeros(largest, np.int64), queries, np.zeros(len(queries), np.int64))
+        print(f"{largest:,} vectors made from {len(passages):,} real e5 passages in "
+              f"{time.perf_counter() - tick:.1f} s; {os.cpu_count()} cores, {load_average()}")  # fmt: skip
+    else:
+        data = synthetic(largest, args.dim, args.queries, args.seed, spread=args.spread)
+        print(
+            f"{largest:,} synthetic {args.dim}-d vectors (48-d subspace, 2,000 clusters) "
+            f"in {time.perf_counter() - tick:.1f} s; {os.cpu_count()} cores, {load_average()}"
+        )
     if args.sizes and args.folder:
         args.folder.mkdir(parents=True, exist_ok=True)
         run_sqlite(data, args.k, args.folder, sorted(args.sizes), E5Embedder(), reuse=True)

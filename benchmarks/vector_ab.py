@@ -2,13 +2,15 @@
 
     git show 9b29b0b:src/threadkeep/store/vectors.py > /tmp/before.py
     nice -n 10 python benchmarks/vector_ab.py /tmp/tk-scale/scale-1000000.db /tmp/before.py --recall
+    nice -n 10 python benchmarks/vector_ab.py /tmp/vectors/scale/scale-1000000.db /tmp/before.py \
+        --recall --real /tmp/vectors/snap/irc      # a store written by store_scale.py --real
 
 On a machine shared with other jobs, two runs minutes apart see different loads
 (wall and even CPU times moved 2-3x between runs here), so a before/after taken
 from separate runs measures the load. Here the versions of
-`threadkeep/store/vectors.py` (this tree's and each file given) index the same
-mapped vector file of a store written by `store_scale.py --folder`, and take
-turns: each query runs on each in turn. Printed per version: vector
+`threadkeep/store/vectors.py` (this tree's and each file given) each build
+their index in memory from the same store's vectors (versions may differ in
+what the file holds), and take turns: each query runs on each in turn. Printed per version: vector
 top-10 and top-50 (`dense_candidates`, wall and CPU p50 / p95) and warm hybrid
 search with the query embedding (`search`, every query embedded afresh; the
 vector is the benchmark's own, as in store_scale.py), with `--recall` recall@10
@@ -53,22 +55,34 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=60, help="warm hybrid searches per version")
     parser.add_argument("--recall", action="store_true", help="regenerate the benchmark's vectors for recall")
+    parser.add_argument("--real", help="the store was written by store_scale.py --real PREFIX: this PREFIX")
     args = parser.parse_args()
 
     store = open_store(args.db)
     assert isinstance(store, SQLiteStore)
     others = {path.stem: other_version(path) for path in args.others}
     n = int(args.db.stem.rpartition("-")[2])
-    if args.recall:
+    if args.real:
+        from vector_recall import grown
+
+        passages, queries = np.load(f"{args.real}-passages.npy"), np.load(f"{args.real}-queries.npy")
+        half = args.queries // 2
+        queries = np.vstack([queries[:half], queries[200 : 200 + args.queries - half]])
+        made = grown(passages, n) if args.recall else np.zeros((0, 384), np.float32)
+        data = Data(made, np.zeros(len(made)), queries, np.zeros(len(queries)))
+    elif args.recall:
         data = synthetic(n, 384, args.queries, seed=7)
     else:  # queries of the same distribution (not the store_scale run's own), no vectors to compare with
         queries = synthetic(1_000, 384, args.queries, seed=7).queries
         data = Data(np.zeros((0, 384), np.float32), np.zeros(0), queries, np.zeros(0))
     queries = data.queries
     exact = queries @ data.vectors.T if len(data.vectors) else None
-    index, _ = store._current_vectors()
-    versions = {name: module.VectorIndex(index.segment, index.seq) for name, module in others.items()}
-    versions["this tree"] = current.VectorIndex(index.segment, index.seq)
+    index, dim = store._current_vectors()
+    versions = {}
+    for name, module in [*others.items(), ("this tree", current)]:
+        cpu = time.process_time()
+        versions[name] = module.VectorIndex(module.build(store._vector_rows("1", (), dim), dim), index.seq)
+        print(f"  {name}: index built in memory in {time.process_time() - cpu:.1f} CPU s")
     print(f"{n:,} chunks; {os.cpu_count()} cores, {load_average()}")
     for k in (10, 50):
         walls = {name: [] for name in versions}

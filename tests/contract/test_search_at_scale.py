@@ -4,6 +4,7 @@ queries whose common words are bounded still finding exact codes."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
@@ -14,6 +15,7 @@ import pytest
 from contract.backends import is_postgres
 from threadkeep.model import Chunk, Conversation, Document
 from threadkeep.store import SearchFilters, open_store
+from threadkeep.store import vectors as vector_file
 from threadkeep.store.rows import input_hash
 
 DIM = 384
@@ -254,12 +256,13 @@ def big_store(make_location, vectors: np.ndarray):
 
 
 def test_through_the_bit_stages_scores_are_exact_and_the_top_hits_found(make_location, monkeypatch):
-    # The same 5,000 vectors, the int8 scan limit lowered so every search goes through Hamming
-    # distance and the signed-bit score (2,000 kept) before int8 and exact re-scoring. These 40-cluster
-    # vectors are the hard case for sign bits (many nearly equally close: Hamming distance alone ranks
-    # the true top 10 as far as 3,751st), so a rare miss is allowed, never a wrong score; a signed-bit
-    # score read from the wrong bits would rank like chance and keep about 40 % of the top 10.
+    # The same 5,000 vectors, the int8 scan limit lowered so every search goes through the Hamming
+    # stage (3,000 kept) and the signed-bit score (2,000 kept) before int8 and exact re-scoring. These
+    # 40-cluster vectors are the hard case for sign bits (many nearly equally close: Hamming distance
+    # alone ranks the true top 10 as far as 3,751st), so a rare miss is allowed, never a wrong score; a
+    # signed-bit score read from the wrong bits would rank like chance and keep about 40 % of the top 10.
     monkeypatch.setattr("threadkeep.store.vectors.INT8_SCAN", 1_000)
+    monkeypatch.setattr("threadkeep.store.vectors.HAMMING_KEEP", 3_000)
     vectors, queries = clustered(5000, 11), clustered(12, 12)
     with big_store(make_location, vectors) as (store, chunks):
         recalls = []
@@ -368,3 +371,78 @@ def test_postgres_ranks_full_text_matches_from_the_row_itself(make_location):
         assert [cid for cid, _ in store.lexical_candidates("w7x3", 5, SearchFilters())] == ["conv-a:7"]
     finally:
         store.close()
+
+
+def embedding_like(count: int, seed: int, shift: float = 0.0) -> np.ndarray:
+    """Unit vectors shaped like text embeddings where sign bits do worst: one large direction shared
+    by all (cosine ~.85 between any two, as between e5's vectors of unrelated texts), around it 200
+    topics spread over every dimension with a decaying spread, each text scattered as widely as the
+    topics are. `shift` moves them along another fixed direction (e5's queries sit apart from its
+    passages)."""
+    shape = np.random.default_rng(100)
+    basis = np.linalg.qr(shape.standard_normal((DIM, DIM)))[0]
+    spread = 1.0 / np.arange(1, DIM)
+    centres = shape.standard_normal((200, DIM - 1)) * spread
+    rng = np.random.default_rng(seed)
+    latent = centres[rng.integers(0, 200, count)] + rng.standard_normal((count, DIM - 1)) * spread
+    vectors = 4.0 * basis[0] + latent @ basis[1:] + shift * shape.standard_normal(DIM) / np.sqrt(DIM)
+    return (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
+
+
+def test_vectors_sharing_one_large_direction_keep_their_top_hits_through_the_bits(make_location, monkeypatch):
+    # The bit stages keep 5 % and 2 % of the vectors passing the filters (at a million chunks they keep
+    # 0.5 % and 0.2 %). On these vectors the first file format's bits (signs of the offset from the
+    # mean, plain Hamming distance) kept .92 of the top 10 this way, 3 of one query's (.79 unfiltered).
+    monkeypatch.setattr("threadkeep.store.vectors.INT8_SCAN", 0)
+    monkeypatch.setattr("threadkeep.store.vectors.hamming_candidates", lambda k: 250)
+    monkeypatch.setattr("threadkeep.store.vectors.bit_candidates", lambda k: 100)
+    vectors, queries = embedding_like(5000, 31), embedding_like(16, 32, shift=0.3)
+    with big_store(make_location, vectors) as (store, chunks):
+        recalls = []
+        for filters, keep in big_cases():
+            for query in queries:
+                truth = dict(exact(chunks, vectors, query, 10, keep))
+                found = store.dense_candidates(query, 10, filters)
+                for chunk_id, score in found:
+                    assert keep(chunks[chunk_id])
+                    assert score == pytest.approx(float(vectors[int(chunk_id.rpartition(":")[2])] @ query), abs=1e-5)
+                recalls.append(len(set(dict(found)) & set(truth)) / len(truth))
+        assert np.mean(recalls) >= 0.98
+        assert min(recalls) >= 0.8
+
+
+def file_header(path) -> dict:
+    with open(path, "rb") as source:
+        source.read(len(vector_file.MAGIC))
+        return json.loads(source.read(int.from_bytes(source.read(8), "little")))
+
+
+def test_a_vector_file_of_the_first_format_is_rebuilt_and_the_store_still_answers(make_location, monkeypatch):
+    store_location = make_location("sqlite")
+    vectors, queries = clustered(1500, 3), clustered(5, 4)
+    store = open_store(store_location)
+    store.bind_embedder("clustered", DIM)
+    chunks = load_sources(store, vectors, SOURCES)
+    store.close()
+    path = store.vector_file
+    header = file_header(path)
+    segment, _ = vector_file.load(path, {})
+    # The file as the first format wrote it: the same header, the arrays it held (sign bits of the offset
+    # from the mean, int8 codes, the fields filters read) and none of the tail's.
+    first = ("rowids", "kinds", "ref_codes", "times", "bits", "codes", "scales", "mean")
+    with monkeypatch.context() as patched:
+        patched.setattr(vector_file, "FORMAT", 1)
+        patched.setattr(vector_file, "ARRAYS", first)
+        vector_file.save(segment, path, {key: header[key] for key in ("store_id", "embedder", "dim", "seq")})
+    assert file_header(path)["format"] == 1 and set(file_header(path)["arrays"]) == set(first)
+
+    reader = open_store(store_location)
+    try:
+        for query in queries:
+            truth = exact(chunks, vectors, query, 10)
+            found = reader.dense_candidates(query, 10, SearchFilters())
+            assert [cid for cid, _ in found] == [cid for cid, _ in truth]
+            assert [s for _, s in found] == pytest.approx([s for _, s in truth], abs=1e-5)
+    finally:
+        reader.close()
+    assert file_header(path)["format"] == vector_file.FORMAT == 2

@@ -1,25 +1,43 @@
 """The embedded store's vector index: a derived file next to the database, memory-mapped.
 
 SQLite stays the only source of truth; this file is a cache of it that can
-always be thrown away and rebuilt. Per vector it holds one bit per dimension
-(the sign after subtracting the mean vector: 48 bytes for 384 dimensions), an
-int8 copy with its scale (388 bytes), and the fields filters read as integer
-arrays (21 bytes): about 460 MB per million chunks, mapped in milliseconds and
-read only where a query looks. A query ranks every vector that passes its
-filters by Hamming distance to the query's bits, weighs the bits of the nearest
-5,000 by the query (`sign_scores`), scores the best 2,000 of those with their
-int8 copies, and hands the best few dozen back for exact
-re-scoring with the float32 vectors in SQLite, so returned scores are always
-exact and a damaged file can cost recall, never a wrong score.
+always be thrown away and rebuilt. Each vector x is held as its offset from the
+mean vector split in two: `along`, its component along the mean's direction
+(a float), and the rest (the tail) as one sign bit per dimension after a fixed
+random rotation (48 bytes for 384 dimensions), with the tail's scale; beside
+them an int8 copy with its scale (388 bytes), and the fields filters read as
+integer arrays (21 bytes): about 470 MB per million chunks, mapped in
+milliseconds and read only where a query looks.
+
+Why split off the mean's direction: text embeddings share a large common
+direction (e5's vectors have cosine ~.85 with each other), so a query's
+offset from the mean is mostly that direction, and plain sign bits of the
+offset ranked a real query's true top 10 as far as a quarter of the store down
+(benchmarks/vector_recall.py). With the common part scored exactly, the rest
+is what sign bits estimate well once rotated (every rotated dimension carries
+a share of the spread): its angle to the query's tail, from the Hamming
+distance. Vectors fall into BUCKETS by their `along`, so a query's estimate of
+q·x is a function of the bucket and the Hamming distance alone: a table of a
+few thousand cells, and the scan stays integer work over the bits. A bit where
+the query's rotated tail is large counts more (QUERY_LEVELS): on a million
+vectors made from real e5 ones recall@10 went from .62 (format 1) to .95 with
+plain Hamming distance and .984 with the weighted one, for about 10 ms more CPU
+(benchmarks/README.md, "Stores at scale").
+
+A query ranks every vector that passes its filters by that estimate, weighs
+the tail bits of the best 10,000 by the query's rotated tail (`sign_scores`,
+with `along` exact), scores the best 2,000 of those with their int8 copies,
+and hands the best few dozen back for exact re-scoring with the float32
+vectors in SQLite, so returned scores are always exact and a damaged file can
+cost recall, never a wrong score.
 
 Why a full scan of bits, and not a graph or clustered index: on 2 shared cores
 an HNSW graph of 100k vectors took 185 s to build (usearch, i8, m 16), so a 1M
 store would wait most of an hour for its first search; k-means inverted lists
 built in seconds but had to scan 20% of the vectors for recall@10 of .94 on the
-benchmark's vectors, while the 400 nearest by Hamming distance held recall .998
-at 1M. (Real e5 vectors are much harder for sign bits than the benchmark's:
-benchmarks/vector_recall.py.) Bits need no training, take new vectors by appending, and a filter is
-just a mask over the same positions.
+benchmark's vectors. Bits take new vectors by appending (with the mean,
+rotation and buckets of the build), and a filter is just a mask over the same
+positions.
 
 Changes since the file was written are replayed from the store's change log
 (the rowids it touched) into a small in-memory delta scanned exactly, plus a
@@ -43,30 +61,40 @@ from threadkeep.errors import SidecarInvalid
 from threadkeep.store.base import SearchFilters
 
 MAGIC = b"THREADKEEP-VECTORS\n"
-FORMAT = 1
-# The mean is taken over the first vectors of a build; a file is rebuilt once the store has grown
-# past this factor of the vectors its mean came from.
+# 2: bits of the rotated tail, `along`, buckets. A file of another format is rebuilt from SQLite.
+FORMAT = 2
+# The mean, bucket edges and bucket levels are taken over the first vectors of a build; a file is
+# rebuilt once the store has grown past this factor of the vectors they came from.
 MEAN_SAMPLE = 65_536
+# Vectors are grouped by their component along the mean's direction, in this many buckets of equal
+# counts (in the build's sample).
+BUCKETS = 16
+ROTATION_SEED = 20_251_201
+# A query's rotated tail components above their median count as strong: a disagreeing bit there adds
+# 1 + extra to the distance, extra (at most MAX_EXTRA) from how much larger they are. 1: plain Hamming.
+QUERY_LEVELS = 2
+MAX_EXTRA = 3
 REBUILD_GROWTH = 4
 # The delta and tombstones are folded into a new file once either holds this many vectors.
 FOLD_AT = 1_000
 KINDS = ("chat", "document")
 
 
+HAMMING_KEEP = 10_000
+BITS_KEEP = 2_000
+
+
 def hamming_candidates(k: int) -> int:
-    """Nearest by Hamming distance kept for the signed-bit score (`sign_scores`). Sign bits rank real
-    e5 vectors and tightly clustered ones far worse than the benchmark's (benchmarks/vector_recall.py),
-    so this keeps more than int8 scoring takes; scoring 5,000 costs about 1.2 ms (10,000 cost 1.4 ms
-    more a query at 1M for the same recall there, benchmarks/vector_ab.py)."""
-    return max(5_000, 100 * k)
+    """Best by the bucket-and-distance estimate kept for the signed-bit score (`sign_scores`), which
+    costs about 0.5 ms for 5,000 and 4.8 for 20,000 (their bits are read from all over the file). On a
+    million vectors made from real e5 ones, recall@10 was .976 keeping 5,000, .984 keeping 10,000
+    (2.4 ms more CPU a query), .985 keeping 20,000 (5.5 more) (benchmarks/README.md, "Stores at scale")."""
+    return max(HAMMING_KEEP, 100 * k)
 
 
 def bit_candidates(k: int) -> int:
-    """Best by signed-bit score kept for int8 scoring (about a millisecond for 2,000). On 18,432 real
-    e5 vectors recall@10 was .992-.999 this way, .94-.98 with these straight from the Hamming
-    distance; on 40-cluster vectors with queries unlike them .95 against .83 (benchmarks/README.md,
-    "Stores at scale")."""
-    return max(2_000, 40 * k)
+    """Best by signed-bit score kept for int8 scoring (about 0.6 ms for 2,000, 1.9 for 5,000)."""
+    return max(BITS_KEEP, 40 * k)
 
 
 # Up to this many vectors pass the filters, all are scored in int8 (about 3 ms) and the bits are
@@ -75,7 +103,6 @@ def bit_candidates(k: int) -> int:
 # distance, recall@10 .97 at 5,000 and .81 at 20,000 vectors), so a small store is searched exactly.
 INT8_SCAN = 10_000
 INT8_BLOCK = 4_096  # int8 rows converted at a time, so the float copy stays in the CPU cache
-SPREAD_SAMPLE = 4_096  # int8 rows a dimension's spread is measured on (`VectorIndex._spread`)
 
 
 def rescore_count(k: int) -> int:
@@ -127,12 +154,94 @@ def quantize(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.rint(vectors / scales[:, None]).astype(np.int8), scales
 
 
-def signs(vectors: np.ndarray, mean: np.ndarray) -> np.ndarray:
-    """(words, n) uint64: bit i of a vector is set when component i is above the mean's."""
-    dim = vectors.shape[1]
-    padded = np.zeros((len(vectors), -(-dim // 64) * 64), dtype=bool)
-    padded[:, :dim] = vectors > mean
+def pack_signs(positive: np.ndarray) -> np.ndarray:
+    """(words, n) uint64 from an (n, dim) bool array: bit i of a vector is its column i."""
+    n, dim = positive.shape
+    padded = np.zeros((n, -(-dim // 64) * 64), dtype=bool)
+    padded[:, :dim] = positive
     return np.ascontiguousarray(np.packbits(padded, axis=1, bitorder="little").view(np.uint64).T)
+
+
+def rotation(dim: int) -> np.ndarray:
+    """A fixed random orthogonal matrix (stored in the file, so a later numpy cannot change it)."""
+    rng = np.random.default_rng(ROTATION_SEED)
+    return np.linalg.qr(rng.standard_normal((dim, dim)))[0].astype(np.float32)
+
+
+@dataclass
+class Encoded:
+    """What the file holds of each vector besides its int8 copy."""
+
+    bits: np.ndarray  # (words, n) uint64: signs of the rotated tail
+    along: np.ndarray  # (n,) float32: component of the offset from the mean along the mean's direction
+    tail_scales: np.ndarray  # (n,) float32: |tail|^2 / |rotated tail|_1, what one signed bit stands for
+    buckets: np.ndarray  # (n,) uint8: bucket of `along`
+
+    @classmethod
+    def joined(cls, parts: Sequence[Encoded], dim: int) -> Encoded:
+        return cls(
+            np.ascontiguousarray(np.hstack([np.zeros((-(-dim // 64), 0), np.uint64), *(e.bits for e in parts)])),
+            np.concatenate([np.zeros(0, np.float32), *(e.along for e in parts)]),
+            np.concatenate([np.zeros(0, np.float32), *(e.tail_scales for e in parts)]),
+            np.concatenate([np.zeros(0, np.uint8), *(e.buckets for e in parts)]),
+        )
+
+
+@dataclass
+class Frame:
+    """What a build fixes from its first vectors, and every vector added later is encoded with."""
+
+    mean: np.ndarray  # (dim,) float32
+    rotation: np.ndarray  # (dim, dim) float32, orthogonal
+    edges: np.ndarray  # (buckets - 1,) float32: where one bucket of `along` ends and the next begins
+    levels: np.ndarray  # (2, buckets) float32: each bucket's mean `along` and mean tail scale
+
+    @cached_property
+    def axis(self) -> np.ndarray:
+        """The mean's direction (zero for a zero mean: then the tail is the whole offset)."""
+        norm = float(np.linalg.norm(self.mean))
+        return (self.mean / norm if norm > 0 else np.zeros_like(self.mean)).astype(np.float32)
+
+    def split(self, vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Each vector's offset from the mean: its component along the mean's direction, and the rest."""
+        offset = vectors - self.mean
+        along = (offset @ self.axis).astype(np.float32)
+        return along, offset - along[:, None] * self.axis
+
+    def turn(self, tail: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Tails rotated, and what one signed bit of each stands for: |tail|^2 / |rotated tail|_1, so that
+        the sum of a query's rotated tail signed by the bits, times it, estimates the tails' dot product."""
+        turned = tail @ self.rotation.T
+        spread = np.abs(turned).sum(axis=1)
+        scales = np.divide(np.einsum("ij,ij->i", tail, tail), spread, out=np.zeros(len(tail)), where=spread > 0)
+        return turned, scales.astype(np.float32)
+
+    def encode(self, vectors: np.ndarray) -> Encoded:
+        along, tail = self.split(vectors)
+        turned, scales = self.turn(tail)
+        return Encoded(pack_signs(turned > 0), along, scales, np.searchsorted(self.edges, along).astype(np.uint8))
+
+    @classmethod
+    def of(cls, sample: np.ndarray, dim: int) -> Frame:
+        """The frame of the vectors in `sample` (the first of a build)."""
+        mean = sample.mean(axis=0, dtype=np.float64) if len(sample) else np.zeros(dim)
+        frame = cls(mean.astype(np.float32), rotation(dim), np.zeros(0, np.float32), np.zeros((2, 1), np.float32))
+        along, tail = frame.split(sample)
+        scales = frame.turn(tail)[1]
+        if len(sample):
+            frame.edges = np.quantile(along, np.linspace(0, 1, BUCKETS + 1)[1:-1]).astype(np.float32)
+        else:
+            frame.edges = np.zeros(BUCKETS - 1, np.float32)
+        buckets = np.searchsorted(frame.edges, along)
+        # A bucket the sample left empty (equal edges) is given the edge's value and the mean scale.
+        levels = np.empty((2, BUCKETS), dtype=np.float32)
+        levels[0] = np.concatenate([frame.edges[:1], frame.edges])
+        levels[1] = scales.mean() if len(sample) else 0.0
+        for bucket in np.unique(buckets):
+            inside = buckets == bucket
+            levels[:, bucket] = along[inside].mean(), scales[inside].mean()
+        frame.levels = levels
+        return frame
 
 
 @dataclass
@@ -145,57 +254,68 @@ class Segment:
     refs: list[str]
     times: np.ndarray
     bits: np.ndarray  # (words, n) uint64
+    along: np.ndarray  # (n,) float32
+    tail_scales: np.ndarray  # (n,) float32
+    buckets: np.ndarray  # (n,) uint8
     codes: np.ndarray  # (n, dim) int8
     scales: np.ndarray  # (n,) float32
     mean: np.ndarray  # (dim,) float32
-    built_from: int  # vectors in the build that fixed the mean
+    rotation: np.ndarray  # (dim, dim) float32
+    edges: np.ndarray  # (buckets - 1,) float32
+    levels: np.ndarray  # (2, buckets) float32
+    built_from: int  # vectors in the build that fixed the frame
 
     def __len__(self) -> int:
         return len(self.rowids)
 
+    @cached_property
+    def frame(self) -> Frame:
+        return Frame(self.mean, self.rotation, self.edges, self.levels)
+
 
 def build(batches: Iterable[Rows], dim: int) -> Segment:
-    """A new segment over the rows of `batches`. Each batch is quantized as it comes; the mean comes from
+    """A new segment over the rows of `batches`. Each batch is quantized as it comes; the frame comes from
     the first MEAN_SAMPLE vectors, which are the only float32 vectors held at once."""
     parts: list[Rows] = []
     quantized: list[tuple[np.ndarray, np.ndarray]] = []
-    signed: list[np.ndarray] = []
+    encoded: list[Encoded] = []
     held: list[np.ndarray] = []
-    mean: np.ndarray | None = None
+    frame: Frame | None = None
     for batch in batches:
         parts.append(batch)
         quantized.append(quantize(batch.vectors))
-        if mean is None:
+        if frame is None:
             held.append(batch.vectors)
             if sum(map(len, held)) >= MEAN_SAMPLE:
-                mean = np.vstack(held).mean(axis=0, dtype=np.float64).astype(np.float32)
-                signed.extend(signs(vectors, mean) for vectors in held)
+                frame = Frame.of(np.vstack(held), dim)
+                encoded.extend(frame.encode(vectors) for vectors in held)
                 held = []
         else:
-            signed.append(signs(batch.vectors, mean))
+            encoded.append(frame.encode(batch.vectors))
         batch.vectors = batch.vectors[:0]  # the codes and bits are all that is kept
-    if mean is None:
-        stacked = np.vstack([np.zeros((0, dim), np.float32), *held])
-        mean = (stacked.mean(axis=0, dtype=np.float64) if len(stacked) else np.zeros(dim)).astype(np.float32)
-        signed = [signs(vectors, mean) for vectors in held]
+    if frame is None:
+        frame = Frame.of(np.vstack([np.zeros((0, dim), np.float32), *held]), dim)
+        encoded = [frame.encode(vectors) for vectors in held]
     code_of: dict[str, int] = {}
+    joined = Encoded.joined(encoded, dim)
     return Segment(
         np.concatenate([np.zeros(0, np.int64), *(part.rowids for part in parts)]),
         np.concatenate([np.zeros(0, np.uint8), *(part.kinds for part in parts)]),
         np.fromiter((code_of.setdefault(ref, len(code_of)) for part in parts for ref in part.refs), dtype=np.int32),
         list(code_of),
         np.concatenate([np.zeros(0), *(part.times for part in parts)]),
-        np.ascontiguousarray(np.hstack([np.zeros((-(-dim // 64), 0), np.uint64), *signed])),
+        joined.bits, joined.along, joined.tail_scales, joined.buckets,
         np.vstack([np.zeros((0, dim), np.int8), *(codes for codes, _ in quantized)]),
         np.concatenate([np.zeros(0, np.float32), *(scales for _, scales in quantized)]),
-        mean,
+        frame.mean, frame.rotation, frame.edges, frame.levels,
         sum(len(part.rowids) for part in parts),
-    )
+    )  # fmt: skip
 
 
 # --- the file ---------------------------------------------------------------------------------
 
-ARRAYS = ("rowids", "kinds", "ref_codes", "times", "bits", "codes", "scales", "mean")
+ARRAYS = ("rowids", "kinds", "ref_codes", "times", "bits", "along", "tail_scales", "buckets", "codes", "scales",
+          "mean", "rotation", "edges", "levels")  # fmt: skip
 # Checked on every open, except the int8 codes: reading them all would cost most of the open time
 # they save, and exact re-scoring keeps a damaged code from ever reaching a result.
 UNCHECKED = ("codes",)
@@ -263,15 +383,19 @@ def load(path: Path, identity: dict[str, object]) -> tuple[Segment, dict[str, ob
             arrays[name] = array
         segment = Segment(
             arrays["rowids"], arrays["kinds"], arrays["ref_codes"], list(header["refs"]), arrays["times"],
-            arrays["bits"], arrays["codes"], arrays["scales"], arrays["mean"], int(header["built_from"]),
+            *(arrays[name] for name in ARRAYS[4:]), int(header["built_from"]),
         )  # fmt: skip
     except SidecarInvalid:
         raise
     except (OSError, ValueError, KeyError, TypeError) as error:
         raise SidecarInvalid(f"{path} cannot be read: {error}") from error
-    n = len(segment.rowids)
+    n, dim, buckets = len(segment.rowids), len(segment.mean), segment.levels.shape[-1]
     if not (len(segment.kinds) == len(segment.ref_codes) == len(segment.times) == segment.bits.shape[1] == n
-            and segment.codes.shape == (n, len(segment.mean)) and len(segment.scales) == n):
+            and len(segment.along) == len(segment.tail_scales) == len(segment.buckets) == len(segment.scales) == n
+            and segment.codes.shape == (n, dim) and segment.rotation.shape == (dim, dim)
+            and segment.levels.shape == (2, buckets) and segment.edges.shape == (buckets - 1,)
+            and segment.bits.shape[0] * 64 >= dim
+            and buckets * (64 * segment.bits.shape[0] * (1 + MAX_EXTRA) + 1) <= np.iinfo(np.uint16).max):
         raise SidecarInvalid(f"{path} is inconsistent")
     return segment, header
 
@@ -302,12 +426,19 @@ BLOCK = 1 << 16
 GATHER_SHARE = 3
 
 
-def hamming(bits: np.ndarray, words: np.ndarray, positions: np.ndarray | None = None) -> np.ndarray:
-    """uint16 Hamming distances of the columns of `bits` (all, or those at `positions`) to `words`."""
+def hamming(bits: np.ndarray, words: np.ndarray, positions: np.ndarray | None = None,
+            cells: tuple[np.ndarray, np.ndarray] | None = None,
+            strong: tuple[np.ndarray, int] | None = None) -> np.ndarray:  # fmt: skip
+    """uint16 Hamming distances of the columns of `bits` (all, or those at `positions`) to `words`.
+    With `strong` = (mask words, extra), a disagreeing bit the mask holds counts 1 + extra times.
+    With `cells` = (base, rank), each distance d of column i becomes rank[base[i] + d] instead, in the
+    same pass over the block (`VectorIndex._nearest_bits`)."""
     size = bits.shape[1] if positions is None else len(positions)
     distance = np.empty(size, dtype=np.uint16)
     flipped = np.empty(min(BLOCK, size), dtype=np.uint64)
+    masked = np.empty(min(BLOCK, size) if strong else 0, dtype=np.uint64)
     ones = np.empty(min(BLOCK, size), dtype=np.uint8)
+    weighted = np.empty(min(BLOCK, size) if strong else 0, dtype=np.uint16)
     for start in range(0, size, BLOCK):
         stop = min(start + BLOCK, size)
         out, xor, count = distance[start:stop], flipped[: stop - start], ones[: stop - start]
@@ -320,13 +451,28 @@ def hamming(bits: np.ndarray, words: np.ndarray, positions: np.ndarray | None = 
                 out[:] = count
             else:
                 np.add(out, count, out=out)
+            if strong is not None:
+                more = weighted[: stop - start]
+                np.bitwise_and(xor, strong[0][word], out=masked[: stop - start])
+                np.bitwise_count(masked[: stop - start], out=count)
+                if word == 0:
+                    more[:] = count
+                else:
+                    np.add(more, count, out=more)
+        if strong is not None:
+            np.multiply(more, strong[1], out=more)
+            np.add(out, more, out=out)
+        if cells is not None:
+            base, rank = cells
+            np.add(out, base[start:stop] if part is None else base[part], out=out)
+            out[:] = rank[out]
     return distance
 
 
 def _nearest(distance: np.ndarray, count: int) -> np.ndarray:
     """Indexes of `count` smallest distances: all below the count-th smallest value, then the first
-    ties at it. The distances are small integers, so that value comes from their histogram (1.1 ms
-    at 1M against 3.7 for np.partition, 4x that for argpartition)."""
+    ties at it. The distances are small integers (uint16), so that value comes from their histogram
+    (1.1 ms at 1M against 3.7 for np.partition, 4x that for argpartition)."""
     if count >= len(distance):
         return np.arange(len(distance))
     threshold = int(np.searchsorted(np.cumsum(np.bincount(distance)), count))
@@ -344,11 +490,10 @@ BYTE_SIGNS = (((np.arange(256)[:, None] >> np.arange(8)) & 1) * 2 - 1).astype(np
 
 def sign_scores(bits: np.ndarray, positions: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """For the columns of `bits` at `positions`: the sum over dimensions of `weights` signed by each
-    vector's bit (+ above the mean, - below). With the query's offset from the mean times each
-    dimension's spread as weights this estimates the dot product up to a constant, and ranks the
-    true neighbours about twice as high as the Hamming distance does, which counts every
-    disagreeing bit alike however small the query's component. A table per byte: 48 lookups a
-    vector for 384 dimensions."""
+    vector's bit (+ set, - clear). With the query's rotated tail as weights, times the vector's
+    tail scale, this estimates the dot product of the two tails, and ranks the true neighbours
+    higher than the Hamming distance does, which counts every disagreeing bit alike however small
+    the query's component. A table per byte: 48 lookups a vector for 384 dimensions."""
     table = weights.reshape(-1, 8) @ BYTE_SIGNS.T  # (bytes, 256)
     codes = np.ascontiguousarray(bits[:, positions].T).view(np.uint8)  # (len(positions), bytes), little-endian
     return np.take(table.reshape(-1), codes + np.arange(0, table.size, 256)).sum(axis=1)
@@ -430,16 +575,20 @@ class VectorIndex:
         )
         used, compact = np.unique(ref_codes, return_inverse=True)
         delta_codes, delta_scales = quantize(delta.vectors)
+        added = segment.frame.encode(delta.vectors)
         return Segment(
             np.concatenate([segment.rowids[live], delta.rowids]),
             np.concatenate([segment.kinds[live], delta.kinds]),
             compact.astype(np.int32),
             [refs[i] for i in used],
             np.concatenate([segment.times[live], delta.times]),
-            np.ascontiguousarray(np.hstack([segment.bits[:, live], signs(delta.vectors, segment.mean)])),
+            np.ascontiguousarray(np.hstack([segment.bits[:, live], added.bits])),
+            np.concatenate([segment.along[live], added.along]),
+            np.concatenate([segment.tail_scales[live], added.tail_scales]),
+            np.concatenate([segment.buckets[live], added.buckets]),
             np.vstack([segment.codes[live], delta_codes]),
             np.concatenate([segment.scales[live], delta_scales]),
-            np.asarray(segment.mean),
+            *(np.asarray(array) for array in (segment.mean, segment.rotation, segment.edges, segment.levels)),
             segment.built_from,
         )
 
@@ -485,26 +634,53 @@ class VectorIndex:
 
     def _nearest_bits(self, query: np.ndarray, positions: np.ndarray | None, k: int) -> np.ndarray:
         """File positions (all, or among `positions`) of the `bit_candidates(k)` best by signed-bit score,
-        among the `hamming_candidates(k)` nearest by Hamming distance."""
-        segment = self.segment
-        words = signs(query[None, :], segment.mean)[:, 0]
+        among the `hamming_candidates(k)` best by the estimate from bucket and (weighted) Hamming distance."""
+        segment, frame = self.segment, self.segment.frame
+        along = float(query @ frame.axis)
+        turned = frame.rotation @ (query - along * frame.axis)
+        words = pack_signs(turned[None, :] > 0)[:, 0]
+        magnitude = np.abs(turned)
+        strong, unit = None, float(magnitude.mean())
+        if QUERY_LEVELS == 2 and magnitude.any():
+            high = magnitude > np.median(magnitude)
+            unit = float(magnitude[~high].mean())
+            extra = int(np.clip(round(float(magnitude[high].mean()) / max(unit, 1e-12)) - 1, 0, MAX_EXTRA))
+            strong = (pack_signs(high[None, :])[:, 0], extra) if extra else None
+        cells = (self._cell_base, self._cell_rank(along, float(magnitude.sum()), unit, len(words)))
         if positions is not None and len(positions) > len(segment) // GATHER_SHARE:
             # Gathering most of the file word by word costs more than scanning it all.
-            nearest = _nearest(hamming(segment.bits, words)[positions], hamming_candidates(k))
+            distance = hamming(segment.bits, words, cells=cells, strong=strong)[positions]
         else:
-            nearest = _nearest(hamming(segment.bits, words, positions), hamming_candidates(k))
+            distance = hamming(segment.bits, words, positions, cells, strong)
+        nearest = _nearest(distance, hamming_candidates(k))
         found = nearest if positions is None else positions[nearest]
         weights = np.zeros(64 * len(words), dtype=np.float32)
-        weights[: len(query)] = (query - segment.mean) * self._spread
-        return found[_smallest(-sign_scores(segment.bits, found, weights), bit_candidates(k))]
+        weights[: len(turned)] = turned
+        scores = along * segment.along[found] + segment.tail_scales[found] * sign_scores(segment.bits, found, weights)
+        return found[_smallest(-scores, bit_candidates(k))]
+
+    def _cell_rank(self, along: float, spread: float, unit: float, words: int) -> np.ndarray:
+        """For each (bucket, distance) cell, how far its estimated dot product with the query falls below the
+        best cell's, in 65,535ths of the table's range (so `_nearest` ranks by it from a histogram; sorting
+        the cells cost 2 ms a query). The estimate: the bucket's mean `along` times the query's, plus its
+        mean tail scale times the query's rotated tail signed by the vector's bits, which is the tail's
+        absolute sum `spread` less twice what the disagreeing bits weigh, about `unit` a step of distance."""
+        levels = self.segment.levels
+        distances = np.arange(self._cells_per_bucket, dtype=np.float64)
+        estimate = along * levels[0][:, None] + levels[1][:, None] * (spread - 2 * unit * distances)[None, :]
+        best, worst = float(estimate.max()), float(estimate.min())
+        step = (best - worst) / np.iinfo(np.uint16).max if best > worst else 1.0
+        return np.rint((best - estimate.reshape(-1)) / step).astype(np.uint16)
 
     @cached_property
-    def _spread(self) -> np.ndarray:
-        """Each dimension's mean distance from the mean vector, over the file's first int8 rows (as the
-        mean is taken over the first vectors of a build): what a bit stands for in `sign_scores`."""
-        segment = self.segment
-        sample = segment.codes[:SPREAD_SAMPLE].astype(np.float32) * segment.scales[:SPREAD_SAMPLE, None]
-        return np.abs(sample - segment.mean).mean(axis=0).astype(np.float32)
+    def _cells_per_bucket(self) -> int:
+        """Distances a vector can have: up to (1 + MAX_EXTRA) per bit."""
+        return 64 * self.segment.bits.shape[0] * (1 + MAX_EXTRA) + 1
+
+    @cached_property
+    def _cell_base(self) -> np.ndarray:
+        """Each file vector's first cell: its bucket times the cells of a bucket."""
+        return self.segment.buckets.astype(np.uint16) * np.uint16(self._cells_per_bucket)
 
     def _from_delta(self, query: np.ndarray, count: int, filters: SearchFilters) -> list[int]:
         if not self.delta:
