@@ -7,7 +7,9 @@ residential compound's owners group and an English coworking members chat, each 
 (`zh3t`, `en3t`: every question counts as tune); and two more, written with questions the way users ask them
 (colloquial, paraphrased, numbers written otherwise): a Chinese robot vacuum's user group and an English mesh
 wifi community chat (`zh4t`, `en4t`, all tune); and a fresh batch of the same kind, written before any run on it: a
-Chinese electric bicycle's owners group and an English espresso machine's owners chat (`zh5t`, `en5t`, all tune).
+Chinese electric bicycle's owners group and an English espresso machine's owners chat (`zh5t`, `en5t`, all tune);
+and another, also written before any run: a Chinese primary school class's parents group and an English self-hosted
+server's Discord (`zh6t`, `en6t`, all tune).
 
     nice -n 10 python benchmarks/unseen.py [--stores /tmp/threadkeep-bench] [--corpora zh,en,zh2,en2]
         [--no-dense] [--embedder hash-256] [--show] [--features FILE]
@@ -27,7 +29,7 @@ store whose background embedding has not caught up. `--embedder hash-256` runs t
 stand-in model whose cosines lie on another scale: the decision must not depend on one model's values.
 `--show` and `--features` print or write the tuning part's questions only, and nothing of the corpora nobody
 tunes on (zh2, en2 and the lead's corpora), whose totals alone are printed. The lead's corpora (`--corpora
-lead-zh,lead-en,lead2-zh,lead2-en`, not run by default) are held out whole.
+lead-zh,lead-en,lead2-zh,lead2-en,lead3-zh,lead3-en`, not run by default) are held out whole.
 """
 
 from __future__ import annotations
@@ -52,8 +54,9 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "benchmarks" / "data"
 CORPORA = ("zh", "en", "zh2", "en2")
 # Written to be tuned on: every question is in the tuning part.
-TUNING = frozenset({"zh3t", "en3t", "zh4t", "en4t", "zh5t", "en5t"})
-HELD_OUT = frozenset({"lead-zh", "lead-en", "lead2-zh", "lead2-en"})  # written by or for the lead: held out whole
+TUNING = frozenset({"zh3t", "en3t", "zh4t", "en4t", "zh5t", "en5t", "zh6t", "en6t"})
+# Written by or for the lead: held out whole.
+HELD_OUT = frozenset({"lead-zh", "lead-en", "lead2-zh", "lead2-en", "lead3-zh", "lead3-en"})
 UNSEEN = frozenset({"zh2", "en2"}) | HELD_OUT  # nobody tunes on them: totals only
 
 

@@ -20,6 +20,7 @@ from threadkeep.answerability import (
     ABOUT_SOMEONE_ELSE,
     AGREEMENT_STANDOUT,
     MIN_STANDOUT,
+    ONLY_ASKED,
     action_asked,
     agrees,
     asks_only,
@@ -875,3 +876,67 @@ def test_an_acronym_no_passage_holds_is_refused_and_a_how_to_needs_its_action_wh
     assert password.status == "no_answer" and "change" in password.reason
     assert window.status == "answered", window.reason
     assert brush.status == "answered", brush.reason  # 拆不下来 is about 拆下来
+
+
+def test_a_member_line_sharing_one_common_word_does_not_make_another_familys_passage_theirs(tmp_path):
+    members = [
+        {"senderRef": "le", "displayName": "乐乐妈妈"},
+        {"senderRef": "zhang", "displayName": "张一诺妈妈"},
+        {"senderRef": "wang", "displayName": "王老师"},
+    ]
+    messages = [
+        chat("p1", "le", "2026-09-07T09:00:00+08:00", "我家乐乐报了周三的编程社团"),
+        chat("p2", "zhang", "2026-09-03T12:30:00+08:00", "一诺的饭卡丢了，中午吃不了饭"),
+        chat("p3", "wang", "2026-09-03T12:36:00+08:00", "让孩子带学生证去食堂二楼挂失补办"),
+        chat("p4", "zhang", "2026-09-03T18:00:00+08:00", "新卡补好了，谢谢老师"),
+    ]
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "家长须知.md").write_text(
+        "# 家长须知\n\n## 接送\n\n7:40 以后送孩子到校。\n\n## 午休\n\n孩子中午在教室午休。\n\n"
+        "## 请假\n\n孩子病假要交证明。\n",
+        encoding="utf-8",
+    )
+    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as group:
+        group.ingest(write_bundle(tmp_path / "bundle", messages, members))
+        group.ingest(docs)
+        theirs = group.ask("乐乐妈妈家孩子报了什么社团", now=NOW)
+        nobody = group.ask("张一诺妈妈家孩子报了什么社团", now=NOW)
+    assert theirs.status == "answered", theirs.reason
+    # 张一诺妈妈's thread holds 孩子 and nothing of the club: it is not about her child's club.
+    assert nobody.status == "no_answer" and "张一诺妈妈" in nobody.reason
+
+
+def test_how_much_and_how_many_ask_and_name_no_topic(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "install.md").write_text(
+        "# Installing\n\n## Requirements\n\nDocker 24 or newer and 1 GB of memory.\n\n## Ports\n\n"
+        "The web interface listens on 8080.\n",
+        encoding="utf-8",
+    )
+    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as kb:
+        kb.ingest(docs)
+        answer = kb.ask("how much memory does it need", now=NOW)
+    assert answer.status == "answered", answer.reason
+    assert any("1 GB" in c.excerpt for c in answer.documents)
+
+
+def test_a_name_only_an_unanswered_question_holds_is_refused_as_only_asked(tmp_path):
+    members = [
+        {"senderRef": "dara", "displayName": "Dara"},
+        {"senderRef": "felix", "displayName": "Felix"},
+        {"senderRef": "nina", "displayName": "Nina"},
+    ]
+    messages = [
+        chat("k1", "dara", "2026-05-06T17:00:00+00:00", "anyone running this on a Raspberry Pi 3?"),
+        chat("k2", "felix", "2026-05-06T17:30:00+00:00", "+1, also curious"),
+        chat("k3", "felix", "2026-05-07T09:00:00+00:00", "what database are people on?"),
+        chat("k4", "nina", "2026-05-07T09:05:00+00:00", "I run it on Postgres 16, no issues. sqlite is the default"),
+    ]
+    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(64)) as kb:
+        kb.ingest(write_bundle(tmp_path / "bundle", messages, members))
+        nobody = kb.ask("does it run on a Raspberry Pi 3", now=NOW)
+        answered = kb.ask("which Postgres version does Nina run", now=NOW)
+    assert nobody.status == "no_answer" and nobody.reason == ONLY_ASKED
+    assert answered.status == "answered", answered.reason

@@ -14,10 +14,13 @@ languages and chunk types, so the decision reads what was retrieved:
   passage by or about them (their reply stating it is cited);
 - the question is read with colloquial asking words standardised (啥 -> 什么, 咋 -> 怎么) and re-cut where
   jieba cut across a word the store holds (满电能扫 -> 满电 能扫); a potential complement is its verb (装不上);
+  "much" and "many" ask, as 多少 does, and name no topic;
 - a question about one chat member needs a passage by or about them among those covering its other
-  words (what Ben said of his shoe size does not answer a question about Maya's);
+  words, and covering them at least half as well as the best passage does (what Ben said of his shoe size
+  does not answer a question about Maya's; her line sharing one common word, 孩子, is not about her child's club);
 - a chat thread that only asks (every line a question, an acknowledgement or a "me too") answers nothing, and
-  lends the decision no closeness;
+  lends the decision no closeness; a name of the question only such a thread holds is held by no passage
+  that could answer;
 - a name of several words ("Black Friday") must stand whole in one passage, an acronym (USB) somewhere;
 - a question naming a unit (多少伏, "in decibels") needs a number in that unit; a model or a messaging ID asked
   for needs one stated (speaker names are no value);
@@ -65,6 +68,7 @@ AGREEMENT_STANDOUT = 1.0
 AGREEMENT_RANKS = 3  # without enough dense candidates for a spread, or a vector: among the first 3
 CITED_SHARE = 0.5  # a cited passage scores at least this share of its source's best
 EVIDENCE_HITS = 3  # passages of each source read for coverage and speakers
+SUBJECT_SHARE = 0.5  # a member's passage covers at least this share of what the best passage covers
 MIN_SPEAKER_OVERLAP = 2  # question words a line must share to count as the line the question is about
 RARITY_CAP = 100  # passages counted per question word when weighing it
 ABSENT_WEIGHT = float(np.log(RARITY_CAP + 1) + 1.0)  # the weight of a word no passage holds
@@ -99,6 +103,8 @@ _POTENTIAL = re.compile(r"([\u4e00-\u9fff])[不得]([了上到动开出进住起
 _BARE_COMPLEMENTS = frozenset("不" + complement for complement in "了上到动开出进住起来去下掉成着")
 # Chinese ways of asking that jieba tags as idioms or nouns: they ask, and name no topic a passage must hold.
 _ASKING_WORDS = frozenset({"怎么回事", "回事", "怎么办", "什么意思", "意思", "多长时间"})
+# English quantifiers that ask ("how much memory", "how many users"), as 多少 does: no topic a passage must hold.
+_ASKING_TOKENS = frozenset(content_tokens("much many"))
 _GREETINGS = ("hey", "hi", "hello", "thanks", "thank you", "dear", "oh", "wow", "yes", "yeah", "congrats")
 
 
@@ -190,7 +196,11 @@ def question_units(question: str) -> set[str]:
     units: set[str] = set()
     for word, tag in rjieba.tag(question):
         if not has_cjk(word):
-            units.update(token for token in content_tokens(word) if token not in _DATE_TOKENS and not token.isdigit())
+            units.update(
+                token
+                for token in content_tokens(word)
+                if token not in _DATE_TOKENS | _ASKING_TOKENS and not token.isdigit()
+            )
         elif (
             tag[:1] in _CONTENT_TAGS
             and word not in STOPWORDS
@@ -617,8 +627,14 @@ def about_nobody_found(
         rest = re.sub(rf"{re.escape(part)}(?:'s)?", " ", rest)
     if not question_units(rest):
         return None
-    covering = [hit for hit in evidence if coverage(rest, hit, weights) >= MIN_COVERAGE]
-    if not covering or any(involves(hit, speaker, parts) for hit in covering):
+    shares = {hit.chunk.id: coverage(rest, hit, weights) for hit in evidence}
+    covering = [hit for hit in evidence if shares[hit.chunk.id] >= MIN_COVERAGE]
+    # The member's passage must be about the rest of the question as much as the best passage is, within a
+    # factor: a line of theirs sharing one common word (孩子) does not make another family's club theirs.
+    best = max(shares.values(), default=0.0)
+    if not covering or any(
+        involves(hit, speaker, parts) and shares[hit.chunk.id] >= SUBJECT_SHARE * best for hit in covering
+    ):
         return None
     if member_statements(question, speaker, parts, evidence):
         return None
@@ -688,6 +704,17 @@ def assess(question: str, retrieval: Retrieval, store: Store, filters: SearchFil
     if missing:
         named = ", ".join(missing)
         return Assessment(False, f"no message or section mentions {named}", missing, features=features)
+    # A name only a thread that asks holds ("Raspberry Pi" of an unanswered "anyone running this on a
+    # Raspberry Pi 3?") is held by no passage that could answer.
+    if asked and any(
+        _names_in(hit.chunk.text, name)
+        and not any(_names_in(other.chunk.indexed_text or other.chunk.text, name) for other in evidence)
+        for name in wanted
+        if not CODE.fullmatch(name)
+        for hit in asked
+    ):
+        features["named_only_asked"] = 1.0
+        return Assessment(False, ONLY_ASKED, features=features)
     # Before the values: what Ben said of his plan states a plan, but not Maya's.
     person = about_nobody_found(question, retrieval, store, evidence, weights)
     if person is not None:
