@@ -47,6 +47,7 @@ from threadkeep.threads.cues import (
     tells_time,
     volunteers,
 )
+from threadkeep.threads.decoding import Decoding, Structure
 from threadkeep.threads.rules import ThreadSettings
 
 
@@ -88,41 +89,23 @@ def topics_of(messages: Sequence[Message]) -> Topics:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class State:
-    """What decoding knows when it reaches message `index` (lists are per message or per thread)."""
-
-    index: int
-    addressed: bool
-    slight: Sequence[bool]  # per message: a reaction, sticker or picture (`learned.Structure.slight`)
-    wait: Sequence[bool]  # per message: 「我看看」, "let me check"
-    speakers: Sequence[int]
-    tokens: Sequence[frozenset[str]]
-    thread_of: Sequence[int]
-    members: Sequence[set[int]]
-    words: Sequence[set[str]]
-    tails: Sequence[int]
-    open_threads: Sequence[int]
-
-
-def new_topic(choice: int, state: State, topics: Topics) -> int:
+def new_topic(index: int, choice: int, state: Decoding, structure: Structure, topics: Topics) -> int:
     """A topic-opening question, or a greeting to the group, sharing no word with the scored thread
     starts a thread."""
-    index = state.index
     if choice < 0 or not (topics.opener[index] or topics.greeting[index]):
         return choice
     if _telling(state.tokens[index]) & state.words[state.thread_of[choice]]:
         return choice
     # "anyone?" after one's own report calls for help with it ("can anybody help", 「有人知道吗」):
     # only a question after one's own reaction or sticker leaves one's own turn.
-    if state.speakers[choice] == state.speakers[index] and not state.slight[choice]:
+    if state.speakers[choice] == state.speakers[index] and not structure.slight[choice]:
         return choice
     if topics.anaphora[index]:
         return choice
     return -1
 
 
-def own_aside(choice: int, state: State, topics: Topics) -> int:
+def own_aside(index: int, choice: int, state: Decoding, structure: Structure, topics: Topics) -> int:
     """A statement right after one's own new topic, sharing no word with it, goes back to the thread
     one was in before: "Also who's collecting Nana tomorrow" (a thread of its own) then "Check his
     paw first" (the dog's limp, where the speaker's previous line was).
@@ -131,11 +114,10 @@ def own_aside(choice: int, state: State, topics: Topics) -> int:
     (`cues.opens_topic`) that nobody has answered, and the speaker's line before it is in an open
     thread with someone else in it.
     """
-    index = state.index
     if choice < 0 or choice != index - 1:
         return choice
     me = state.speakers[index]
-    if state.speakers[choice] != me or topics.question[index] or state.slight[index] or not topics.opener[choice]:
+    if state.speakers[choice] != me or topics.question[index] or structure.slight[index] or not topics.opener[choice]:
         return choice
     chosen = state.thread_of[choice]
     if state.members[chosen] != {me} or state.tails[chosen] != choice:
@@ -160,7 +142,7 @@ def _telling(tokens: frozenset[str]) -> frozenset[str]:
 _OPEN_LOOK_BACK = 12  # messages searched back for an open question: a bounded loop per message
 
 
-def answers_open_question(choice: int, state: State, topics: Topics) -> int:
+def answers_open_question(index: int, choice: int, state: Decoding, structure: Structure, topics: Topics) -> int:
     """An answer of the type an open question asks for joins it: a first-person offer answers a
     "who" (「我」, "I can if I get the car"), a time answers a "when" ("10:40 from gatwick"), a
     duration a "how long" (「正常用大概8个月左右」 to 「门锁电池一般能用多久？」).
@@ -169,14 +151,13 @@ def answers_open_question(choice: int, state: State, topics: Topics) -> int:
     the scores chose the speaker's own message that says more than a wait, a reaction or a
     question (going on with what one was saying).
     """
-    index = state.index
-    if topics.question[index] or state.slight[index]:
+    if topics.question[index] or structure.slight[index]:
         return choice
     me = state.speakers[index]
     # One's own question just asked does not hold one's answer to someone else's ("does the car
     # hire include insurance" … "14:05 from manchester" answers "what time is everyone landing").
     own = choice >= 0 and state.speakers[choice] == me
-    if own and not (state.slight[choice] or state.wait[choice] or topics.question[choice]):
+    if own and not (structure.slight[choice] or structure.wait[choice] or topics.question[choice]):
         return choice
     chosen = state.thread_of[choice] if choice >= 0 else -1
     for earlier in range(index - 1, max(index - _OPEN_LOOK_BACK, 0) - 1, -1):
@@ -194,7 +175,7 @@ def answers_open_question(choice: int, state: State, topics: Topics) -> int:
     return choice
 
 
-def takes_up_unanswered(choice: int, state: State, topics: Topics) -> int:
+def takes_up_unanswered(index: int, choice: int, state: Decoding, structure: Structure, topics: Topics) -> int:
     """After pausing one's own thread, one takes up the question or report others left unanswered.
 
     When the scores chose a thread that ends in this speaker's own wait or reaction (「收到 我问下
@@ -204,13 +185,12 @@ def takes_up_unanswered(choice: int, state: State, topics: Topics) -> int:
     the report (staff's 「刘工您是安卓还是苹果」 to 「我家的地图突然没了」 three messages before).
     The latest such message in the last `_OPEN_LOOK_BACK` counts.
     """
-    index = state.index
-    if choice < 0 or state.slight[index]:
+    if choice < 0 or structure.slight[index]:
         return choice
     me = state.speakers[index]
     chosen = state.thread_of[choice]
     tail = state.tails[chosen]
-    if state.speakers[tail] != me or not (state.slight[tail] or state.wait[tail]):
+    if state.speakers[tail] != me or not (structure.slight[tail] or structure.wait[tail]):
         return choice
     if _telling(state.tokens[index]) & state.words[chosen]:
         return choice
@@ -226,11 +206,10 @@ def takes_up_unanswered(choice: int, state: State, topics: Topics) -> int:
     return choice
 
 
-def own_picture(choice: int, state: State, topics: Topics) -> int:
+def own_picture(index: int, choice: int, state: Decoding, structure: Structure, topics: Topics) -> int:
     """A picture goes with its sender's own latest line, while that thread is open ("Airbnb is booked!!"
     then, after someone else's question, "[image]"): it shows what they were saying, not what someone
     else said in between."""
-    index = state.index
     if not topics.media[index]:
         return choice
     me = state.speakers[index]
@@ -244,16 +223,16 @@ def own_picture(choice: int, state: State, topics: Topics) -> int:
     return choice
 
 
-Rule = Callable[[int, State, Topics], int]
+Rule = Callable[[int, int, Decoding, Structure, Topics], int]
 RULES: tuple[Rule, ...] = (own_picture, new_topic, own_aside, answers_open_question, takes_up_unanswered)
 
 
-def interleave_choice(choice: int, state: State, topics: Topics) -> int:
+def interleave_choice(index: int, choice: int, state: Decoding, structure: Structure, topics: Topics) -> int:
     """The parent after the rules (-1 = a new thread), given the choice so far; addressed messages keep it."""
-    if state.addressed:
+    if structure.addressed[index]:
         return choice
     for rule in RULES:
-        choice = rule(choice, state, topics)
+        choice = rule(index, choice, state, structure, topics)
     return choice
 
 

@@ -41,6 +41,7 @@ from threadkeep.model import Message
 from threadkeep.threads import features as F
 from threadkeep.threads import interleave
 from threadkeep.threads.cues import is_report
+from threadkeep.threads.decoding import Decoding, Structure
 from threadkeep.threads.mentions import NameIndex
 from threadkeep.threads.rules import ThreadSettings, assign_threads
 from threadkeep.threads.utterances import merge_utterances
@@ -292,29 +293,20 @@ def decode(
     A message flagged in `joiners` starts a thread only when no open thread can take it; with
     `structure`, the small-group rules of `small_group_choice` may change a scored choice.
     """
-    n = len(prepared.ids)
-    idle = settings.idle.total_seconds()
-    max_span = settings.max_span.total_seconds()
     times = prepared.times.tolist()
     candidates = prepared.candidates
-    thread_of = [-1] * n
-    started: list[float] = []
-    last: list[float] = []
-    members: list[set[int]] = []  # speakers of each thread
-    words: list[set[str]] = []  # content tokens of each thread
-    tails: list[int] = []  # latest message of each thread
-    content: list[bool] = []  # the thread has a message that is more than a reaction
-    asked: list[bool] = []  # the thread has a question
-    reported: list[bool] = []  # the thread has a report (`cues.is_report`)
-    tokens = prepared.tokens
     speakers = prepared.speakers.tolist()
-    parents = [-1] * n
+    tokens = prepared.tokens
+    state = Decoding(speakers, tokens, settings.idle.total_seconds(), settings.max_span.total_seconds())
+    # Local names for the lists the candidate loop reads (the same objects as `state`'s).
+    thread_of, parents, members, words = state.thread_of, state.parents, state.members, state.words
+    is_open = state.is_open
     order = np.argsort(-scores, axis=1, kind="stable")
-    for index in range(n):
+    for index in range(len(prepared.ids)):
         now = times[index]
         choice = -1
         target = quoted[index]
-        if target >= 0 and now - started[thread_of[target]] <= max_span:
+        if target >= 0 and now - state.started[thread_of[target]] <= state.max_span:
             choice = target
         elif joins_question is not None and joins_question[index] and parents[index - 1] < 0:
             choice = index - 1
@@ -330,7 +322,7 @@ def decode(
                         continue
                     break
                 thread = thread_of[candidate]
-                if now - last[thread] <= idle and now - started[thread] <= max_span:
+                if is_open(thread, now):
                     if (
                         fresh is not None
                         and fresh[index]
@@ -348,91 +340,21 @@ def decode(
                 # Whom a message names is who it answers: when the scores pick a thread the
                 # addressee is not in, the addressee's own latest (open) thread wins.
                 target = addressed[index]
-                thread = thread_of[target]
-                if (
-                    (choice < 0 or speakers[target] not in members[thread_of[choice]])
-                    and now - last[thread] <= idle
-                    and now - started[thread] <= max_span
+                if (choice < 0 or speakers[target] not in members[thread_of[choice]]) and is_open(
+                    thread_of[target], now
                 ):
                     choice = target
             if structure is not None:
                 # The threads of the candidates: the ones this message could still join.
-                open_threads = [
-                    thread
-                    for thread in dict.fromkeys(thread_of[c] for c in candidates[index].tolist() if 0 <= c < index)
-                    if now - last[thread] <= idle and now - started[thread] <= max_span
-                ]
-                choice = small_group_choice(
-                    index,
-                    choice,
-                    structure,
-                    speakers,
-                    tokens,
-                    thread_of,
-                    members,
-                    words,
-                    tails,
-                    content,
-                    asked,
-                    reported,
-                    open_threads,
-                )
+                state.find_open(index, now, candidates[index].tolist())
+                choice = small_group_choice(index, choice, state, structure)
                 if topics is not None:
-                    state = interleave.State(
-                        index,
-                        structure.addressed[index],
-                        structure.slight,
-                        structure.wait,
-                        speakers,
-                        tokens,
-                        thread_of,
-                        members,
-                        words,
-                        tails,
-                        open_threads,
-                    )
-                    choice = interleave.interleave_choice(choice, state, topics)
+                    choice = interleave.interleave_choice(index, choice, state, structure, topics)
         if choice < 0:
-            thread_of[index] = len(started)
-            started.append(now)
-            last.append(now)
-            members.append({speakers[index]})
-            words.append(set(tokens[index]))
-            tails.append(index)
-            content.append(structure is None or not structure.slight[index])
-            asked.append(structure is not None and structure.asks[index])
-            reported.append(structure is not None and structure.report[index])
+            state.start(index, now, structure)
         else:
-            thread = thread_of[choice]
-            thread_of[index] = thread
-            last[thread] = max(last[thread], now)
-            members[thread].add(speakers[index])
-            words[thread].update(tokens[index])
-            tails[thread] = index
-            content[thread] = content[thread] or structure is None or not structure.slight[index]
-            asked[thread] = asked[thread] or (structure is not None and structure.asks[index])
-            reported[thread] = reported[thread] or (structure is not None and structure.report[index])
-            parents[index] = choice
+            state.join(index, choice, now, structure)
     return parents
-
-
-@dataclass(frozen=True, slots=True)
-class Structure:
-    """Per-message facts read by the small-group decoding rules (`small_group_choice`)."""
-
-    reaction: list[bool]  # an acknowledgement, "me too" or noise (「收到」, 「+1」, "ok thanks", 👍)
-    slight: list[bool]  # a reaction, confirmation, sticker or picture: no thread needs it to go on
-    wait: list[bool]  # 「我看看」, "let me check"
-    asks: list[bool]  # a question, the bare Chinese clarifying ones included (「安卓还是苹果」)
-    addressed: list[bool]  # names whom it answers: the addressee rules decide
-    previous_own: list[int]  # this speaker's previous message (-1: none)
-    me_too: list[bool]  # 「+1 我也是」, "same here"
-    confirm: list[bool]  # 「我也好了」, "works now", not a question
-    pause: list[bool]  # comes more than `merge_gap` after the message before it
-    report: list[bool]  # something is broken (`cues.is_report`)
-    closing: list[bool]  # an acknowledgement or "me too" (「ok」, 「🙏」, "+1"), not a link or code
-    times: list[float]  # seconds
-    reopen_gap: float  # `ThreadSettings.reopen_gap` in seconds
 
 
 def structure_of(prepared: F.Prepared, settings: ThreadSettings, reports: Sequence[bool] | None = None) -> Structure:
@@ -464,21 +386,7 @@ def structure_of(prepared: F.Prepared, settings: ThreadSettings, reports: Sequen
     )
 
 
-def small_group_choice(
-    index: int,
-    choice: int,
-    structure: Structure,
-    speakers: Sequence[int],
-    tokens: Sequence[frozenset[str]],
-    thread_of: Sequence[int],
-    members: Sequence[set[int]],
-    words: Sequence[set[str]],
-    tails: Sequence[int],
-    content: Sequence[bool],
-    asked: Sequence[bool],
-    reported: Sequence[bool],
-    open_threads: Sequence[int],
-) -> int:
+def small_group_choice(index: int, choice: int, state: Decoding, structure: Structure) -> int:
     """The parent after the small-group rules, given the scored `choice` (-1 = a new thread).
 
     The rules of `_small_group_rules`, then three on their result (unaddressed messages only):
@@ -497,23 +405,21 @@ def small_group_choice(
       wrote it (「收到」 to 「每周日晚12点」, not to another user's 「可以看了 谢谢」). A
       reaction to a question ("sure") is an answer and stays.
     """
-    choice = _small_group_rules(
-        index, choice, structure, speakers, tokens, thread_of, members, words, tails, content, asked, open_threads
-    )
+    choice = _small_group_rules(index, choice, state, structure)
     if structure.addressed[index]:
         return choice
-    me = speakers[index]
+    me = state.speakers[index]
     if choice < 0:
         if not structure.wait[index]:
             return choice
-        waiting = [thread for thread in open_threads if reported[thread] and me not in members[thread]]
-        return tails[max(waiting, key=tails.__getitem__)] if waiting else choice
+        waiting = [t for t in state.open_threads if state.reported[t] and me not in state.members[t]]
+        return state.tails[max(waiting, key=state.tails.__getitem__)] if waiting else choice
     if (
         (structure.asks[index] or structure.report[index])
-        and speakers[choice] == me
+        and state.speakers[choice] == me
         and structure.closing[choice]
         and structure.times[index] - structure.times[choice] > structure.reopen_gap
-        and not (tokens[index] & words[thread_of[choice]])
+        and not (state.tokens[index] & state.words[state.thread_of[choice]])
     ):
         return -1
     own = structure.previous_own[index]
@@ -523,29 +429,16 @@ def small_group_choice(
         and not structure.asks[choice]
         and own >= 0
         and structure.asks[own]
-        and me not in members[thread_of[choice]]
-        and thread_of[own] in open_threads
+        and me not in state.members[state.thread_of[choice]]
+        and state.thread_of[own] in state.open_threads
     ):
-        answer = tails[thread_of[own]]
-        if speakers[answer] != me and not structure.slight[answer]:
+        answer = state.tails[state.thread_of[own]]
+        if state.speakers[answer] != me and not structure.slight[answer]:
             return answer
     return choice
 
 
-def _small_group_rules(
-    index: int,
-    choice: int,
-    structure: Structure,
-    speakers: Sequence[int],
-    tokens: Sequence[frozenset[str]],
-    thread_of: Sequence[int],
-    members: Sequence[set[int]],
-    words: Sequence[set[str]],
-    tails: Sequence[int],
-    content: Sequence[bool],
-    asked: Sequence[bool],
-    open_threads: Sequence[int],
-) -> int:
+def _small_group_rules(index: int, choice: int, state: Decoding, structure: Structure) -> int:
     """The parent after the rules below, given the scored `choice` (-1 = a new thread).
 
     Only for unaddressed messages (whom a message names decides, see `decode`):
@@ -583,51 +476,53 @@ def _small_group_rules(
         return choice
     if choice < 0:
         own = structure.previous_own[index]
-        if own >= 0 and structure.wait[own] and not structure.asks[index] and thread_of[own] in open_threads:
+        own_open = own >= 0 and state.thread_of[own] in state.open_threads
+        if own_open and structure.wait[own] and not structure.asks[index]:
             return own
-        if structure.confirm[index] and own >= 0 and thread_of[own] in open_threads:
-            return tails[thread_of[own]]
+        if structure.confirm[index] and own_open:
+            return state.tails[state.thread_of[own]]
         previous = index - 1
-        if structure.pause[index] and previous >= 0 and speakers[previous] != speakers[index]:
-            opener = thread_of[previous]
+        if structure.pause[index] and previous >= 0 and state.speakers[previous] != state.speakers[index]:
+            opener = state.thread_of[previous]
             if (
-                opener in open_threads
-                and members[opener] == {speakers[previous]}
-                and asked[opener]
+                opener in state.open_threads
+                and state.members[opener] == {state.speakers[previous]}
+                and state.asked[opener]
                 and not structure.asks[index]
                 and not structure.slight[index]
             ):
                 return previous
         return choice
-    chosen = thread_of[choice]
-    if tokens[index] & words[chosen]:
+    chosen = state.thread_of[choice]
+    if state.tokens[index] & state.words[chosen]:
         return choice
     if structure.me_too[index]:
-        shared = [(len(tokens[index] & words[thread]), tails[thread]) for thread in open_threads if thread != chosen]
+        mine = state.tokens[index]
+        shared = [(len(mine & state.words[t]), state.tails[t]) for t in state.open_threads if t != chosen]
         best = max(shared, default=(0, -1))
         return best[1] if best[0] > 0 else choice
     if structure.slight[index]:
         return choice
-    me = speakers[index]
+    me = state.speakers[index]
     if (
         structure.report[index]
         and not structure.asks[index]
-        and not (index > 0 and structure.asks[index - 1] and speakers[index - 1] != me)
-        and me not in members[chosen]
+        and not (index > 0 and structure.asks[index - 1] and state.speakers[index - 1] != me)
+        and me not in state.members[chosen]
     ):
         return -1
-    tail = tails[chosen]
-    if speakers[tail] != me or not (structure.reaction[tail] or structure.wait[tail]):
+    tail = state.tails[chosen]
+    if state.speakers[tail] != me or not (structure.reaction[tail] or structure.wait[tail]):
         return choice
     previous = index - 1
-    opener = thread_of[previous]
+    opener = state.thread_of[previous]
     if (
-        speakers[previous] != me
+        state.speakers[previous] != me
         and opener != chosen
-        and opener in open_threads
-        and members[opener] == {speakers[previous]}
-        and content[opener]
-        and asked[opener] != structure.asks[index]
+        and opener in state.open_threads
+        and state.members[opener] == {state.speakers[previous]}
+        and state.content[opener]
+        and state.asked[opener] != structure.asks[index]
     ):
         return previous
     return choice
