@@ -206,9 +206,9 @@ _YOU_ZH = re.compile(r"[你您](?!们)")
 _YOU_EN = re.compile(r"(?<!any of )(?<!all of )\b(?:you|your|u)\b(?! guys| all| folks| both)", re.IGNORECASE)
 _ASKS_HOW_LONG_ZH = re.compile(r"多久|多长时间|能用几[天年个]|要几天")
 _ASKS_HOW_LONG_EN = re.compile(r"\bhow long\b", re.IGNORECASE)
-_DURATION = re.compile(
-    r"[0-9一二三四五六七八九十两半]+ ?个?(?:秒|分钟|小时|天|周|星期|礼拜|月|年)"
-    r"|\b\d+(?:\.\d+)? ?(?:secs?|seconds?|mins?|minutes?|hours?|hrs?|days?|weeks?|months?|years?)\b"
+_DURATION_ZH = re.compile(r"[0-9一二三四五六七八九十两半]+ ?个?(?:秒|分钟|小时|天|周|星期|礼拜|月|年)")
+_DURATION_EN = re.compile(
+    r"\b\d+(?:\.\d+)? ?(?:secs?|seconds?|mins?|minutes?|hours?|hrs?|days?|weeks?|months?|years?)\b"
     r"|\b(?:a|one|two|three|four|five|six|a few|a couple of) (?:minutes?|hours?|days?|weeks?|months?|years?)\b",
     re.IGNORECASE,
 )
@@ -227,7 +227,7 @@ def asks_how_long(text: str) -> bool:
 
 def tells_duration(text: str) -> bool:
     """Names a duration: 「大概8个月」, "about two weeks", "45 min"."""
-    return bool(_DURATION.search(text))
+    return bool(_DURATION_ZH.search(text) or _DURATION_EN.search(text))
 
 
 def asks_who(text: str) -> bool:

@@ -684,13 +684,9 @@ def assign_learned(
         return [], {}
     model = model or reply_model()
     prepared = prepare_conversation(messages, names, settings)
+    topics = interleave.topics_of(messages)
     parents, _, _ = run_cascade(
-        prepared,
-        quoted_indices(messages, prepared),
-        model,
-        settings,
-        reports=reports_of(messages),
-        topics=interleave.topics_of(messages),
+        prepared, quoted_indices(messages, prepared), model, settings, reports=topics.report, topics=topics
     )
     return threads_of(prepared.ids, parents)
 
