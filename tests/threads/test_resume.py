@@ -170,3 +170,25 @@ def test_in_a_busy_channel_the_same_statement_is_a_new_thread() -> None:
     wide = ThreadSettings(small_group=(12, 40))
     merged, _ = resume_paused([*DELAY, *crowd, later], groups, {}, wide)
     assert ["d1", "d2", "d3", "d4"] in merged
+
+
+RENT = [msg("r1", "priya", 0, "my rent went out twice this month??")]
+
+
+def test_the_next_line_after_a_question_nobody_took_up_answers_it_however_late() -> None:
+    answer = msg("r2", "dana", 70, "sorry Priya, the standing order ran twice, we've refunded it")
+    assert resumed([*RENT, answer], [["r1"], ["r2"]]) == [["r1", "r2"]]
+    # A clarifying question to the asker takes it up too: 「你什么版本」 40 minutes after the report.
+    report = [msg("v1", "zhang", 0, "点图标没反应")]
+    assert resumed([*report, msg("v2", "staff", 40, "你什么版本")], [["v1"], ["v2"]]) == [["v1", "v2"]]
+
+
+def test_a_new_question_or_a_line_after_others_spoke_does_not_take_it_up() -> None:
+    asked = msg("r2", "sam", 70, "does anyone know a good plumber?")
+    assert ["r2"] in resumed([*RENT, asked], [["r1"], ["r2"]])
+    between = msg("x1", "mei", 30, "bins go out tonight")
+    answer = msg("r2", "dana", 70, "sorry Priya, the standing order ran twice, we've refunded it")
+    assert ["r2"] in resumed([*RENT, between, answer], [["r1"], ["x1"], ["r2"]])
+    # Once someone answered, the question is no longer waiting for the next line.
+    replied = [*RENT, msg("r1b", "sam", 5, "mine too")]
+    assert ["r2"] in resumed([*replied, answer], [["r1", "r1b"], ["r2"]])
