@@ -192,3 +192,15 @@ def test_a_new_question_or_a_line_after_others_spoke_does_not_take_it_up() -> No
     # Once someone answered, the question is no longer waiting for the next line.
     replied = [*RENT, msg("r1b", "sam", 5, "mine too")]
     assert ["r2"] in resumed([*replied, answer], [["r1", "r1b"], ["r2"]])
+
+
+def test_a_confirmation_as_the_next_line_takes_the_thread_up_without_a_shared_word() -> None:
+    wifi = [
+        msg("w1", "priya", 0, "wifi keeps dropping on the top floor"),
+        msg("w2", "lucas", 20, "moved the extender from the hallway socket up to the landing, try now"),
+    ]
+    better = msg("w3", "priya", 60, "much better, full bars in my room")
+    assert resumed([*wifi, better], [["w1", "w2"], ["w3"]]) == [["w1", "w2", "w3"]]
+    # Someone who was not in the thread confirms something else.
+    other = msg("w3", "sam", 60, "much better, full bars in my room")
+    assert ["w3"] in resumed([*wifi, other], [["w1", "w2"], ["w3"]])
