@@ -70,6 +70,16 @@ def test_not_confirmations(text: str) -> None:
     assert not is_confirmation(text)
 
 
+@pytest.mark.parametrize("text", ["加上了，CI 全绿", "#231 已合，main 干净了", "升级以后没再出现", "好多了"])
+def test_chinese_confirmations_of_a_fix(text: str) -> None:
+    assert is_confirmation(text)
+
+
+@pytest.mark.parametrize("text", ["今天就没有车了", "还是没反应", "绿色那个按钮在哪"])
+def test_chinese_lines_that_confirm_nothing(text: str) -> None:
+    assert not is_confirmation(text)
+
+
 def test_a_fix_told_with_fine_now_confirms_it() -> None:
     assert confirms_fix("cleared it, found two hair clips lol. drains fine now")
     assert not confirms_fix("it isn't fine now, still full of water")

@@ -35,7 +35,10 @@ _WAIT_EN = re.compile(
     r"|\bbrb\b|\bon it\b|\bbe right back\b",
     re.IGNORECASE,
 )
-_CONFIRM_ZH = re.compile(r"好了|可以了|行了|解决了|搞定|正常了|成功了|没问题了|能用了|恢复了|有了|出来了|好使了|生效了")
+_CONFIRM_ZH = re.compile(
+    r"好了|可以了|行了|解决了|搞定|正常了|成功了|没问题了|能用了|恢复了|有了|出来了|好使了|生效了|好多了"
+    r"|全绿|绿了|全过了?|干净了|不报了|没再(?:报|出现|复现)|不再(?:报|出现)"
+)
 _CONFIRM_EN = re.compile(
     r"ok了"  # any case: 「Ok了」
     r"|\bworks?\b|\bworking\b|\bfixed\b|\bsolved\b|\bresolved\b|\bthat (?:did|was) it\b|\ball good\b|\bsorted\b"
