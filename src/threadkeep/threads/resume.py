@@ -34,7 +34,7 @@ from functools import cache
 from threadkeep.model import Message
 from threadkeep.text import content_tokens, is_noise
 from threadkeep.threads.cues import asks, asks_you, confirms_fix, is_report, is_wait, promises
-from threadkeep.threads.rules import ThreadSettings
+from threadkeep.threads.rules import ThreadSettings, small_group_flags
 
 
 def resume_paused(
@@ -57,9 +57,10 @@ def resume_paused(
     thread_of: dict[int, int] = {}
     replies = dict(reply_to)
     previous_own = _previous_own(messages)
+    small = small_group_flags([message.sender for message in messages], settings)
     for group in sorted(groups, key=lambda ids: min(position[mid] for mid in ids)):
         members = sorted(position[mid] for mid in group)
-        target = _paused_thread(messages, members[0], threads, thread_of, words, previous_own, settings)
+        target = _paused_thread(messages, members[0], threads, thread_of, words, previous_own, small, settings)
         if target is None:
             target = len(threads)
             threads.append(members)
@@ -77,6 +78,7 @@ def _paused_thread(
     thread_of: dict[int, int],
     words: Callable[[int], frozenset[str]],
     previous_own: list[int],
+    small: list[bool],
     settings: ThreadSettings,
 ) -> int | None:
     """The thread that the message at `opener` takes up again, if the evidence says so."""
@@ -87,9 +89,9 @@ def _paused_thread(
     # A question takes a thread up only when it asks whoever went to look there; any other is a new topic.
     chasing = set(message.mentions) if asks(text) else None
     if chasing is not None and not chasing:
-        return _taken_up(messages, opener, threads, thread_of, settings)
+        return _taken_up(messages, opener, threads, thread_of, small[opener], settings)
     confirms = chasing is None and confirms_fix(text)
-    talked = chasing is None and _small_group(messages, opener, settings)
+    talked = chasing is None and small[opener]
     now = message.sent_at
     # Threads are listed in the order they started: the first one too old ends the search.
     for number in range(len(threads) - 1, -1, -1):
@@ -127,7 +129,7 @@ def _paused_thread(
         started, ended = messages[threads[number][0]].sent_at, messages[threads[number][-1]].sent_at
         if now - started <= settings.max_span and now - ended > settings.idle:
             return number
-    return _taken_up(messages, opener, threads, thread_of, settings)
+    return _taken_up(messages, opener, threads, thread_of, small[opener], settings)
 
 
 def _taken_up(
@@ -135,6 +137,7 @@ def _taken_up(
     opener: int,
     threads: list[list[int]],
     thread_of: dict[int, int],
+    small: bool,
     settings: ThreadSettings,
 ) -> int | None:
     """The thread that ends with the line just before `opener`, however long ago, in a small group,
@@ -153,7 +156,7 @@ def _taken_up(
     thread = threads[thread_of[previous]]
     if thread[-1] != previous or message.sent_at - messages[thread[0]].sent_at > settings.max_span:
         return None
-    if not _small_group(messages, opener, settings):
+    if not small:
         return None
     people = {messages[index].sender for index in thread}
     if message.sender in people:
@@ -165,12 +168,6 @@ def _taken_up(
         return None
     texts = [messages[index].text or "" for index in thread]
     return thread_of[previous] if any(asks(line) or is_report(line) for line in texts) else None
-
-
-def _small_group(messages: list[Message], index: int, settings: ThreadSettings) -> bool:
-    """At most `settings.small_group` people wrote the messages up to `index` (a team, a family), not a busy channel."""
-    people, window = settings.small_group
-    return len({message.sender for message in messages[max(0, index + 1 - window) : index + 1]}) <= people
 
 
 def _pauses(text: str) -> bool:
