@@ -494,7 +494,7 @@ def main() -> None:
         "--parent-labels",
         choices=("thread", "previous"),
         default="thread",
-        help="derived-link chats: every earlier message of the gold thread is a right parent, or the previous turn only",
+        help="derived-link chats: any earlier message of the gold thread is a right parent, or the previous turn only",
     )
     parser.add_argument("--cache", type=Path, help="pickle of the prepared conversations (speeds up reruns)")
     args = parser.parse_args()

@@ -939,3 +939,10 @@ def test_a_name_only_an_unanswered_question_holds_is_refused_as_only_asked(tmp_p
     )
     assert nobody.status == "no_answer" and nobody.reason == ONLY_ASKED
     assert answered.status == "answered", answered.reason
+
+
+def test_a_windows_release_written_short_answers_the_long_form() -> None:
+    from threadkeep.answerability import named_terms, question_units
+
+    assert "win7" in question_units("老的 Windows 7 电脑还能装哪个版本")
+    assert "Windows" not in named_terms("老的 Windows 7 电脑还能装哪个版本")

@@ -161,9 +161,18 @@ def _term_tokens(term: str) -> set[str]:
     return set(content_tokens(term))
 
 
+# A Windows release is written long or short ("Windows 7", "Win 7", "win7"): one unit either way.
+_WINDOWS = re.compile(r"\bwin(?:dows)?\s*(7|8\.1|8|10|11|xp|vista)\b", re.IGNORECASE)
+
+
+def _releases(text: str) -> str:
+    return _WINDOWS.sub(lambda match: f"win{match.group(1).lower()}", text)
+
+
 def _text_units(text: str) -> set[str]:
     """Words (stemmed) and, for Chinese, single characters and character pairs: matching that does not
     depend on where the word segmenter cuts."""
+    text = _releases(text)
     units = set(content_tokens(text))
     for run in re.findall(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+", text):
         units.update(run)
@@ -194,7 +203,7 @@ def question_units(question: str) -> set[str]:
     """The question's topic words: Latin words stemmed (dates and bare numbers left out); Chinese content
     words (nouns, verbs, adjectives..., not adverbs, numerals, pronouns or particles) by their parts."""
     units: set[str] = set()
-    for word, tag in rjieba.tag(question):
+    for word, tag in rjieba.tag(_releases(question)):
         if not has_cjk(word):
             units.update(
                 token
@@ -267,6 +276,7 @@ def absent_nouns(question: str, weights: dict[str, float]) -> list[str]:
 def named_terms(question: str) -> list[str]:
     """Words naming a thing the store must mention for the question to be answerable: Latin words inside a
     Chinese question (Zigbee, HomeKit, Apple Watch) and names inside an English one (Synology, Rockies)."""
+    question = _releases(question)
     if has_cjk(question):
         # Short Latin words in Chinese text are mostly units and generic acronyms (KB, APP, NAS), not names.
         words = re.findall(r"(?<![A-Za-z0-9_.-])[A-Za-z]{4,}(?![A-Za-z0-9_])", question)
