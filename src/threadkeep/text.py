@@ -69,6 +69,13 @@ def _content_token(raw: str) -> str | None:
     return token if token is not None and _is_content(token) else None
 
 
+# The verdicts of a cue on a message's text: every stage asks them again (`cues.asks` alone is
+# asked about each IRC line 11 times, by the assigner's rules, the features, the topic cues and
+# the resolution of its thread), and each is a few regular expressions. Pure functions of the text,
+# so a bounded cache returns the same answers; bounded for a server that runs for months.
+text_cue = lru_cache(maxsize=1 << 16)
+
+
 def tokenize(text: str) -> list[str]:
     """Words of `text` in order: Chinese segmented, English stemmed, codes kept whole."""
     return [token for token in map(_normalize_token, rjieba.cut_for_search(text)) if token is not None]
@@ -113,6 +120,7 @@ _noise_pattern = re.compile(
 )
 
 
+@text_cue
 def is_noise(text: str) -> bool:
     """True when `text` only acknowledges (「+1 我也是」, 收到, 👍, ？？, [图片]) and says nothing new."""
     stripped = text.strip()
@@ -142,6 +150,7 @@ _QUESTION_WORDS_EN = re.compile(
 )
 
 
+@text_cue
 def is_question(text: str) -> bool:
     stripped = text.strip()
     if not stripped:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from threadkeep.text import is_question
+from threadkeep.text import is_question, text_cue
 
 _MAX_CUE_CHARS = 48
 
@@ -63,14 +63,17 @@ _ACK = re.compile(
 )
 
 
+@text_cue
 def asks(text: str) -> bool:
     return is_question(text) or bool(_ASKS_ZH.search(text.strip()))
 
 
+@text_cue
 def is_wait(text: str) -> bool:
     return len(text) <= _MAX_CUE_CHARS and bool(_WAIT_ZH.search(text) or _WAIT_EN.search(text))
 
 
+@text_cue
 def is_confirmation(text: str) -> bool:
     return len(text) <= _MAX_CUE_CHARS and not asks(text) and bool(_CONFIRM_ZH.search(text) or _CONFIRM_EN.search(text))
 
@@ -84,6 +87,7 @@ _CONFIRMS_FIX = re.compile(
 )
 
 
+@text_cue
 def confirms_fix(text: str) -> bool:
     """A confirmation (`is_confirmation`), or a longer one telling the fix: "that was it, synced everything…"."""
     if is_confirmation(text):
@@ -116,6 +120,7 @@ def promises(text: str) -> bool:
     )
 
 
+@text_cue
 def is_report(text: str) -> bool:
     """Something is broken: 「充值没到账」, 「邮件里补偿领不了」, "the app crashes on start"."""
     if _NOT_WORKING.search(text):
@@ -123,6 +128,7 @@ def is_report(text: str) -> bool:
     return bool(_REPORT_ZH.search(text) or _REPORT_EN.search(text)) and not is_confirmation(text)
 
 
+@text_cue
 def is_ack(text: str) -> bool:
     stripped = text.strip()
     return bool(stripped) and len(stripped) <= _MAX_CUE_CHARS and bool(_ACK.match(stripped))
@@ -230,6 +236,7 @@ def tells_duration(text: str) -> bool:
     return bool(_DURATION_ZH.search(text) or _DURATION_EN.search(text))
 
 
+@text_cue
 def asks_who(text: str) -> bool:
     """Asks who will do something: 「周五谁值班」, "who's collecting Nana tomorrow"."""
     return bool(_WHO_ZH.search(text) or _ASKS_WHO_EN.search(text))
