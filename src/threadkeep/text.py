@@ -86,6 +86,14 @@ def content_tokens(text: str) -> list[str]:
     return [token for token in map(_content_token, rjieba.cut_for_search(text)) if token is not None]
 
 
+# The thread stages each segment the same messages (utterances, topic rules, resumed threads): a
+# message's set is made once. Bounded: conversations are threaded one at a time.
+@lru_cache(maxsize=1 << 15)
+def token_set(text: str) -> frozenset[str]:
+    """`content_tokens` of `text` as a set."""
+    return frozenset(content_tokens(text))
+
+
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]{2,}")
 
 
