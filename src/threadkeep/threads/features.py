@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from threadkeep.model import Message
-from threadkeep.text import content_tokens, is_me_too, is_noise
+from threadkeep.text import is_me_too, is_noise, token_set
 from threadkeep.threads.cues import asks, is_ack, is_confirmation, is_wait
 from threadkeep.threads.mentions import NameIndex
 
@@ -208,7 +208,7 @@ def prepare(
         addresses.append(addressed)
         named.append((speaker_ids(_speaker_names(text, names)) | addressed) - {own})
         known = tokens[index] if tokens is not None else None
-        token_sets.append(known if known is not None else frozenset(content_tokens(text)) if text else frozenset())
+        token_sets.append(known if known is not None else token_set(text) if text else frozenset())
         question[index] = asks(text)
         wait[index] = is_wait(text)
         confirm[index] = is_confirmation(text)
@@ -222,13 +222,13 @@ def prepare(
     # Inverse document frequency within the conversation (as the rule-based assigner does).
     tokens = token_sets
     frequency: dict[str, int] = {}
-    for token_set in tokens:
-        for token in token_set:
+    for found in tokens:
+        for token in found:
             frequency[token] = frequency.get(token, 0) + 1
     # Weights on a 1/1024 grid: sums are then exact whatever order a set yields its tokens in
     # (string hashing, hence set order, changes from one process to the next).
     idf = {token: round((math.log((n + 1) / (count + 0.5)) + 1.0) * 1024) / 1024 for token, count in frequency.items()}
-    weight = np.array([sum(idf[token] for token in token_set) for token_set in tokens], dtype=np.float64)
+    weight = np.array([sum(idf[token] for token in found) for found in tokens], dtype=np.float64)
 
     # Who spoke before / after, who addressed whom most recently.
     previous_own = np.full(n, -1, dtype=np.int64)
@@ -283,10 +283,12 @@ def prepare(
     overlap = np.zeros(j.shape, dtype=np.float64)
     shared_count = np.zeros(j.shape, dtype=np.float64)
     postings: dict[str, list[int]] = {}
-    for index, token_set in enumerate(tokens):
-        row_overlap = overlap[index]
-        row_count = shared_count[index]
-        for token in token_set:
+    for index, found in enumerate(tokens):
+        # Summed in Python floats, in the same order as into the array (an array element costs
+        # several times more to add to), and written once per row.
+        row_overlap = [0.0] * (window + 1)
+        row_count = [0] * (window + 1)
+        for token in found:
             seen = postings.setdefault(token, [])
             w = idf[token]
             for earlier in reversed(seen):
@@ -296,6 +298,9 @@ def prepare(
                 row_overlap[d] += w
                 row_count[d] += 1
             seen.append(index)
+        if any(row_count):
+            overlap[index, : window + 1] = row_overlap
+            shared_count[index, : window + 1] = row_count
     for index in far_rows:
         for slot in range(window + 1, slots):
             earlier = candidates[index, slot]
