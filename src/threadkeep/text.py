@@ -86,12 +86,29 @@ def content_tokens(text: str) -> list[str]:
     return [token for token in map(_content_token, rjieba.cut_for_search(text)) if token is not None]
 
 
-# The thread stages each segment the same messages (utterances, topic rules, resumed threads): a
-# message's set is made once. Bounded: conversations are threaded one at a time.
+# A message's text is segmented once: the thread stages read its set (utterances, topic rules,
+# resumed threads), full text its tokens in order (`content_tokens_by_line`). Bounded: conversations
+# are threaded and stored one at a time.
+@lru_cache(maxsize=1 << 15)
+def _remembered_tokens(text: str) -> tuple[str, ...]:
+    return tuple(content_tokens(text))
+
+
 @lru_cache(maxsize=1 << 15)
 def token_set(text: str) -> frozenset[str]:
     """`content_tokens` of `text` as a set."""
-    return frozenset(content_tokens(text))
+    return frozenset(_remembered_tokens(text))
+
+
+def content_tokens_by_line(text: str) -> list[str]:
+    """`content_tokens(text)`, segmented a line at a time, a chat line's "name: " apart from what was said.
+
+    The same tokens: the segmenter cuts at every character that is neither a CJK ideograph nor a
+    letter, digit or one of `+#&._%-`, and never joins across one (a line break, ": "), and those
+    characters alone are no tokens. So a chunk's lines reuse the segmentation of the messages they
+    quote, made when they were threaded.
+    """
+    return [token for line in text.split("\n") for part in line.split(": ", 1) for token in _remembered_tokens(part)]
 
 
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]{2,}")

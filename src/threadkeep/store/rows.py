@@ -21,7 +21,7 @@ from typing import Any, Literal
 import numpy as np
 
 from threadkeep.model import Chunk, Conversation, Message, Thread
-from threadkeep.text import cjk_bigrams, content_tokens
+from threadkeep.text import cjk_bigrams, content_tokens_by_line
 
 Kind = Literal["key", "text", "int", "bool", "time", "instant", "list", "json", "vector"]
 KINDS: frozenset[str] = frozenset(Kind.__args__)  # type: ignore[attr-defined]
@@ -187,7 +187,7 @@ def search_terms(chunk: Chunk) -> tuple[str | None, str | None]:
     if not chunk.embedding_input:
         return None, None
     text = chunk.indexed_text
-    return " ".join(content_tokens(text)), " ".join(cjk_bigrams(text))
+    return " ".join(content_tokens_by_line(text)), " ".join(cjk_bigrams(text))
 
 
 def chunk_row(values: Values, chunk: Chunk, embeddings: dict[str, np.ndarray]) -> tuple:
