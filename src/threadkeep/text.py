@@ -9,9 +9,13 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from functools import lru_cache
+from collections.abc import Callable
+from functools import lru_cache, wraps
+from typing import TypeVar
 
 import rjieba
+
+T = TypeVar("T")
 
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _WORDLIKE = re.compile(r"\w", re.UNICODE)
@@ -69,11 +73,22 @@ def _content_token(raw: str) -> str | None:
     return token if token is not None and _is_content(token) else None
 
 
-# The verdicts of a cue on a message's text: every stage asks them again (`cues.asks` alone is
-# asked about each IRC line 11 times, by the assigner's rules, the features, the topic cues and
-# the resolution of its thread), and each is a few regular expressions. Pure functions of the text,
-# so a bounded cache returns the same answers; bounded for a server that runs for months.
-text_cue = lru_cache(maxsize=1 << 16)
+# Texts a per-text cache keeps: chat lines, not whole documents or pasted logs (bounded memory for a
+# server that runs for months: at most this many characters per entry).
+REMEMBERED_CHARS = 1000
+REMEMBERED_TEXTS = 1 << 15
+
+
+def remembered(function: Callable[[str], T]) -> Callable[[str], T]:
+    """`function` of a text, remembered for the last `REMEMBERED_TEXTS` short texts (pure functions only)."""
+    cached = lru_cache(maxsize=REMEMBERED_TEXTS)(function)
+
+    @wraps(function)
+    def call(text: str) -> T:
+        return cached(text) if len(text) <= REMEMBERED_CHARS else function(text)
+
+    return call
+
 
 
 def tokenize(text: str) -> list[str]:
@@ -87,14 +102,13 @@ def content_tokens(text: str) -> list[str]:
 
 
 # A message's text is segmented once: the thread stages read its set (utterances, topic rules,
-# resumed threads), full text its tokens in order (`content_tokens_by_line`). Bounded: conversations
-# are threaded and stored one at a time.
-@lru_cache(maxsize=1 << 15)
+# resumed threads), full text its tokens in order (`content_tokens_by_line`).
+@remembered
 def _remembered_tokens(text: str) -> tuple[str, ...]:
     return tuple(content_tokens(text))
 
 
-@lru_cache(maxsize=1 << 15)
+@remembered
 def token_set(text: str) -> frozenset[str]:
     """`content_tokens` of `text` as a set."""
     return frozenset(_remembered_tokens(text))
@@ -145,7 +159,7 @@ _noise_pattern = re.compile(
 )
 
 
-@text_cue
+@remembered  # asked again by every stage, see `threads.cues`
 def is_noise(text: str) -> bool:
     """True when `text` only acknowledges (「+1 我也是」, 收到, 👍, ？？, [图片]) and says nothing new."""
     stripped = text.strip()
@@ -175,7 +189,7 @@ _QUESTION_WORDS_EN = re.compile(
 )
 
 
-@text_cue
+@remembered  # asked again by every stage, see `threads.cues`
 def is_question(text: str) -> bool:
     stripped = text.strip()
     if not stripped:

@@ -17,9 +17,12 @@ from __future__ import annotations
 
 import re
 
-from threadkeep.text import is_question, text_cue
+from threadkeep.text import is_question, remembered
 
 _MAX_CUE_CHARS = 48
+# The verdicts of the cues every stage asks again are remembered per text (`text.remembered`):
+# `asks` alone is asked about each IRC line 11 times (by the assigner's rules, the features, the
+# topic cues, the resolution of its thread), and each verdict costs a few regular expressions.
 
 
 def _starting_with(first: str, pattern: str, flags: int = 0) -> re.Pattern[str]:
@@ -75,17 +78,17 @@ _ACK = re.compile(
 )
 
 
-@text_cue
+@remembered
 def asks(text: str) -> bool:
     return is_question(text) or bool(_ASKS_ZH.search(text.strip()))
 
 
-@text_cue
+@remembered
 def is_wait(text: str) -> bool:
     return len(text) <= _MAX_CUE_CHARS and bool(_WAIT_ZH.search(text) or _WAIT_EN.search(text))
 
 
-@text_cue
+@remembered
 def is_confirmation(text: str) -> bool:
     return len(text) <= _MAX_CUE_CHARS and not asks(text) and bool(_CONFIRM_ZH.search(text) or _CONFIRM_EN.search(text))
 
@@ -100,7 +103,7 @@ _CONFIRMS_FIX = _starting_with(
 )
 
 
-@text_cue
+@remembered
 def confirms_fix(text: str) -> bool:
     """A confirmation (`is_confirmation`), or a longer one telling the fix: "that was it, synced everything…"."""
     if is_confirmation(text):
@@ -133,7 +136,7 @@ def promises(text: str) -> bool:
     )
 
 
-@text_cue
+@remembered
 def is_report(text: str) -> bool:
     """Something is broken: 「充值没到账」, 「邮件里补偿领不了」, "the app crashes on start"."""
     if _NOT_WORKING.search(text):
@@ -141,7 +144,7 @@ def is_report(text: str) -> bool:
     return bool(_REPORT_ZH.search(text) or _REPORT_EN.search(text)) and not is_confirmation(text)
 
 
-@text_cue
+@remembered
 def is_ack(text: str) -> bool:
     stripped = text.strip()
     return bool(stripped) and len(stripped) <= _MAX_CUE_CHARS and bool(_ACK.match(stripped))
@@ -254,7 +257,7 @@ def tells_duration(text: str) -> bool:
     return bool(_DURATION_ZH.search(text) or _DURATION_EN.search(text))
 
 
-@text_cue
+@remembered
 def asks_who(text: str) -> bool:
     """Asks who will do something: 「周五谁值班」, "who's collecting Nana tomorrow"."""
     return bool(_WHO_ZH.search(text) or _ASKS_WHO_EN.search(text))
