@@ -17,7 +17,8 @@ PATTERNS = sorted(
 EDGES = [
     "ſtuck", "STUCK", "Ｓtuck", "it WORKS NOW", "that DID it 👍", "a couple of weeks", "Three Hours", "١٢:٣٠",
     "at 5pm", "05:30", "下午两点", "十点", "any of you", "you guys", "U there?", "Who's in", "can ANYONE help",
-    "doesn't load", "CANNOT connect", "those same such", "解决了", "搞定",
+    "doesn't load", "CANNOT connect", "those same such", "解决了", "搞定", "wifi keeps dropping", "the tap is leaking",
+    "no hot water again", "fine now thanks", "back to normal",
 ]  # fmt: skip
 
 
