@@ -29,6 +29,10 @@ SPACING = [
     "hello",
     "hello hello",
     "hello  hello",  # a run of spaces
+    "  hello   there  you",  # leading spaces and runs: counted from the words
+    "nick:  see  ~/.bashrc   :)",
+    "hello \u00a0there",  # a no-break space beside a space: counted whole
+    "hello  there ",  # a run and a trailing space: counted whole
     " hello",
     "hello ",
     "hello\tthere",

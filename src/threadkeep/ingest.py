@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import operator
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -104,9 +105,11 @@ class IngestReport:
         return data
 
 
-_MESSAGE_FIELDS = tuple(item.name for item in dataclasses.fields(Message))
 # Every field by name, nested dicts sorted, anything JSON lacks (times) as `str`: the bytes each
-# message adds to its conversation's hash. A field-by-field dict, not `asdict`, which deep-copies.
+# message adds to its conversation's hash. A field-by-field dict, not `asdict`, which deep-copies;
+# its keys already in order, read with one attrgetter.
+_MESSAGE_FIELDS = tuple(sorted(item.name for item in dataclasses.fields(Message)))
+_MESSAGE_VALUES = operator.attrgetter(*_MESSAGE_FIELDS)
 _HASH_ENCODER = json.JSONEncoder(sort_keys=True, default=str, ensure_ascii=False)
 
 
@@ -116,7 +119,7 @@ def content_hash(conversation: Conversation, messages: Sequence[Message], settin
     digest.update(f"{PIPELINE_VERSION}|{chunking}|{settings!r}|{conversation.title}|{conversation.kind}".encode())
     encode = _HASH_ENCODER.encode
     for message in messages:
-        digest.update(encode({name: getattr(message, name) for name in _MESSAGE_FIELDS}).encode())
+        digest.update(encode(dict(zip(_MESSAGE_FIELDS, _MESSAGE_VALUES(message), strict=True))).encode())
     return digest.hexdigest()
 
 

@@ -9,9 +9,13 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from functools import lru_cache
+from collections.abc import Callable
+from functools import lru_cache, wraps
+from typing import TypeVar
 
 import rjieba
+
+T = TypeVar("T")
 
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _WORDLIKE = re.compile(r"\w", re.UNICODE)
@@ -69,6 +73,24 @@ def _content_token(raw: str) -> str | None:
     return token if token is not None and _is_content(token) else None
 
 
+# Texts a per-text cache keeps: chat lines, not whole documents or pasted logs (bounded memory for a
+# server that runs for months: at most this many characters per entry).
+REMEMBERED_CHARS = 1000
+REMEMBERED_TEXTS = 1 << 15
+
+
+def remembered(function: Callable[[str], T]) -> Callable[[str], T]:
+    """`function` of a text, remembered for the last `REMEMBERED_TEXTS` short texts (pure functions only)."""
+    cached = lru_cache(maxsize=REMEMBERED_TEXTS)(function)
+
+    @wraps(function)
+    def call(text: str) -> T:
+        return cached(text) if len(text) <= REMEMBERED_CHARS else function(text)
+
+    return call
+
+
+
 def tokenize(text: str) -> list[str]:
     """Words of `text` in order: Chinese segmented, English stemmed, codes kept whole."""
     return [token for token in map(_normalize_token, rjieba.cut_for_search(text)) if token is not None]
@@ -77,6 +99,30 @@ def tokenize(text: str) -> list[str]:
 def content_tokens(text: str) -> list[str]:
     """Tokens that carry topic: `tokenize` without stop words and one-letter Latin tokens."""
     return [token for token in map(_content_token, rjieba.cut_for_search(text)) if token is not None]
+
+
+# A message's text is segmented once: the thread stages read its set (utterances, topic rules,
+# resumed threads), full text its tokens in order (`content_tokens_by_line`).
+@remembered
+def _remembered_tokens(text: str) -> tuple[str, ...]:
+    return tuple(content_tokens(text))
+
+
+@remembered
+def token_set(text: str) -> frozenset[str]:
+    """`content_tokens` of `text` as a set."""
+    return frozenset(_remembered_tokens(text))
+
+
+def content_tokens_by_line(text: str) -> list[str]:
+    """`content_tokens(text)`, segmented a line at a time, a chat line's "name: " apart from what was said.
+
+    The same tokens: the segmenter cuts at every character that is neither a CJK ideograph nor a
+    letter, digit or one of `+#&._%-`, and never joins across one (a line break, ": "), and those
+    characters alone are no tokens. So a chunk's lines reuse the segmentation of the messages they
+    quote, made when they were threaded.
+    """
+    return [token for line in text.split("\n") for part in line.split(": ", 1) for token in _remembered_tokens(part)]
 
 
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]{2,}")
@@ -113,6 +159,7 @@ _noise_pattern = re.compile(
 )
 
 
+@remembered  # asked again by every stage, see `threads.cues`
 def is_noise(text: str) -> bool:
     """True when `text` only acknowledges (「+1 我也是」, 收到, 👍, ？？, [图片]) and says nothing new."""
     stripped = text.strip()
@@ -142,6 +189,7 @@ _QUESTION_WORDS_EN = re.compile(
 )
 
 
+@remembered  # asked again by every stage, see `threads.cues`
 def is_question(text: str) -> bool:
     stripped = text.strip()
     if not stripped:

@@ -7,7 +7,7 @@ media placeholders, so none of them ever counts towards a score.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 
 from threadkeep.chunks import chunk_id
@@ -25,14 +25,29 @@ def _line(message: Message) -> str:
     return f"{message.display_name}: {message.text}"
 
 
-def chunk_thread(thread: Thread, messages: Mapping[str, Message]) -> Chunk | None:
-    """The chunk of one thread, or None when nothing in it was said by a person."""
-    thread_messages = [messages[mid] for mid in thread.message_ids]
-    spoken = [m for m in thread_messages if not m.is_system and not m.recalled]
-    if not spoken:
-        return None
-    text = "\n".join(transcript_line(m) for m in spoken)
-    embedding_input = "\n".join(_line(m) for m in spoken if not is_noise(m.text))
+def _spoken(thread: Thread, messages: Mapping[str, Message]) -> list[Message]:
+    """The thread's messages a person said (no system lines, nothing recalled), in order."""
+    found = (messages[mid] for mid in thread.message_ids)
+    return [m for m in found if not m.is_system and not m.recalled]
+
+
+class _Lines:
+    """Each spoken message's transcript line, embedded line (None for noise) and token cost, made once:
+    a long thread's windows repeat its messages (one window's last line opens the next)."""
+
+    def __init__(self, spoken: Sequence[Message]) -> None:
+        self.transcript = [transcript_line(m) for m in spoken]
+        self.said = [None if is_noise(m.text) else _line(m) for m in spoken]
+
+    def chunk_text(self, picked: Iterable[int]) -> tuple[str, str]:
+        """The `text` and `embedding_input` of the messages at these positions."""
+        picked = list(picked)
+        said = (self.said[k] for k in picked)
+        return "\n".join(self.transcript[k] for k in picked), "\n".join(line for line in said if line is not None)
+
+
+def _whole(thread: Thread, spoken: Sequence[Message], lines: _Lines) -> Chunk:
+    text, embedding_input = lines.chunk_text(range(len(spoken)))
     return Chunk(
         id=chunk_id("chat", thread.conversation, *thread.message_ids),
         source_type="chat",
@@ -45,6 +60,12 @@ def chunk_thread(thread: Thread, messages: Mapping[str, Message]) -> Chunk | Non
         resolution_state=resolution_state(spoken),
         has_unresolved_media=any(m.is_media for m in spoken),
     )
+
+
+def chunk_thread(thread: Thread, messages: Mapping[str, Message]) -> Chunk | None:
+    """The chunk of one thread, or None when nothing in it was said by a person."""
+    spoken = _spoken(thread, messages)
+    return _whole(thread, spoken, _Lines(spoken)) if spoken else None
 
 
 # A count may be off by this much when a thread's is summed from its lines' (a line that starts with
@@ -66,42 +87,42 @@ def chunk_thread_windows(
     each line once. The tokenizer splits at whitespace, so a thread's count is its lines' counts
     without their fixed cost (prefix, special tokens) plus one per line break.
     """
-    whole = chunk_thread(thread, messages)
-    if whole is None:
+    spoken = _spoken(thread, messages)
+    if not spoken:
         return []
+    lines = _Lines(spoken)
+    whole = _whole(thread, spoken, lines)
     fixed = count_tokens("")
     if len(whole.embedding_input) + fixed + 1 <= max_tokens:
         return [whole]
-    spoken = [messages[mid] for mid in thread.message_ids if not messages[mid].is_system and not messages[mid].recalled]
-    costs = {m.id: 0 if is_noise(m.text) else count_tokens(_line(m)) for m in spoken}
-    said = [costs[m.id] for m in spoken if not is_noise(m.text)]
+    costs = [0 if line is None else count_tokens(line) for line in lines.said]
+    said = [cost for cost, line in zip(costs, lines.said, strict=True) if line is not None]
     summed = fixed + sum(cost - fixed for cost in said) + max(len(said) - 1, 0)
     if summed <= max_tokens - SUM_SLACK or (
         summed <= max_tokens + SUM_SLACK and count_tokens(whole.embedding_input) <= max_tokens
     ):
         return [whole]
-    windows: list[list[Message]] = [[]]
+    windows: list[list[int]] = [[]]  # positions in `spoken`
     used = 0
-    for message in spoken:
-        cost = costs[message.id]
+    for position, cost in enumerate(costs):
         if windows[-1] and used + cost > max_tokens:
             carried = windows[-1][-1]
             windows.append([carried])
-            used = costs[carried.id]
-        windows[-1].append(message)
+            used = costs[carried]
+        windows[-1].append(position)
         used += cost
     chunks = []
     for window in windows:
-        embedding_input = "\n".join(_line(m) for m in window if not is_noise(m.text))
+        text, embedding_input = lines.chunk_text(window)
         chunks.append(
             replace(
                 whole,
-                id=chunk_id("chat", thread.conversation, *(m.id for m in window)),
-                text="\n".join(transcript_line(m) for m in window),
+                id=chunk_id("chat", thread.conversation, *(spoken[k].id for k in window)),
+                text=text,
                 embedding_input=embedding_input,
-                occurred_at=window[-1].sent_at,
-                started_at=window[0].sent_at,
-                evidence_ids=tuple(m.id for m in window),
+                occurred_at=spoken[window[-1]].sent_at,
+                started_at=spoken[window[0]].sent_at,
+                evidence_ids=tuple(spoken[k].id for k in window),
             )
         )
     return chunks

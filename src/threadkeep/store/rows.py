@@ -11,6 +11,7 @@ reading it back all follow from the column.
 from __future__ import annotations
 
 import dataclasses
+import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -20,7 +21,7 @@ from typing import Any, Literal
 import numpy as np
 
 from threadkeep.model import Chunk, Conversation, Message, Thread
-from threadkeep.text import cjk_bigrams, content_tokens
+from threadkeep.text import cjk_bigrams, content_tokens_by_line
 
 Kind = Literal["key", "text", "int", "bool", "time", "instant", "list", "json", "vector"]
 KINDS: frozenset[str] = frozenset(Kind.__args__)  # type: ignore[attr-defined]
@@ -50,6 +51,9 @@ class Table:
         # An instant repeats a time for comparing; the time is what is read back.
         self.read = tuple(c for c in self.columns if c.attribute in fields and c.kind != "instant")
         self.read_list = ", ".join(column.name for column in self.read)
+        # Where `encode` finds each column's value: a store writes rows by the thousand.
+        self._sources = tuple((column.name, column.attribute) for column in self.columns)
+        self._attributes = operator.attrgetter(*(column.attribute for column in self.columns))
 
     def insert_sql(self, conflict: str = "") -> str:
         """INSERT of every column with `?` placeholders; `conflict` an ON CONFLICT clause."""
@@ -62,11 +66,12 @@ class Table:
 
     def encode(self, values: Values, item: object | None = None, **given: Any) -> tuple:
         """A row of `item`'s attributes (and the `given` values), each held as `values` holds its kind."""
-        row = []
-        for column, convert in zip(self.columns, values.converters(self), strict=True):
-            value = given[column.name] if column.name in given else getattr(item, column.attribute)
-            row.append(value if value is None or convert is None else convert(value))
-        return tuple(row)
+        if given:
+            found = [given[name] if name in given else getattr(item, attribute) for name, attribute in self._sources]
+        else:
+            found = self._attributes(item)
+        pairs = zip(found, values.converters(self), strict=True)
+        return tuple([value if value is None or convert is None else convert(value) for value, convert in pairs])
 
     def decode(self, values: Values, row: Sequence[Any]) -> dict[str, Any]:
         """The model attributes a row of the `read_list` columns holds."""
@@ -182,7 +187,7 @@ def search_terms(chunk: Chunk) -> tuple[str | None, str | None]:
     if not chunk.embedding_input:
         return None, None
     text = chunk.indexed_text
-    return " ".join(content_tokens(text)), " ".join(cjk_bigrams(text))
+    return " ".join(content_tokens_by_line(text)), " ".join(cjk_bigrams(text))
 
 
 def chunk_row(values: Values, chunk: Chunk, embeddings: dict[str, np.ndarray]) -> tuple:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from datetime import datetime
 from pathlib import Path
@@ -289,12 +289,29 @@ def check_location(path: Path, create: bool) -> None:
         raise StoreError(f"cannot create the store {path}: {path.parent} is a file, not a folder")
 
 
+_EMPTY_JSON = {list: "[]", tuple: "[]", dict: "{}"}
+
+
+def _json_text(encode: Callable[[Any], str]) -> Callable[[Any], str]:
+    """`encode`, with an empty list or object spelt at once: most messages have no mentions and no
+    metadata, and the encoder sets itself up again for every value it encodes."""
+
+    def text(value: Any) -> str:
+        if not value:
+            empty = _EMPTY_JSON.get(type(value))
+            if empty is not None:
+                return empty
+        return encode(value)
+
+    return text
+
+
 # SQLite holds lists and objects as JSON text, instants as Unix seconds, vectors as float32 blobs.
 VALUES = Values(
     encode={
         # Encoders made once: `json.dumps` with any option makes a new one for every value.
-        "list": json.JSONEncoder(ensure_ascii=False).encode,
-        "json": json.JSONEncoder(ensure_ascii=False, default=str).encode,
+        "list": _json_text(json.JSONEncoder(ensure_ascii=False).encode),
+        "json": _json_text(json.JSONEncoder(ensure_ascii=False, default=str).encode),
         "instant": datetime.timestamp,
         "vector": np.ndarray.tobytes,
         "bool": int,

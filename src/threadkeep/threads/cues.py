@@ -17,9 +17,21 @@ from __future__ import annotations
 
 import re
 
-from threadkeep.text import is_question
+from threadkeep.text import is_question, remembered
 
 _MAX_CUE_CHARS = 48
+# The verdicts of the cues every stage asks again are remembered per text (`text.remembered`):
+# `asks` alone is asked about each IRC line 11 times (by the assigner's rules, the features, the
+# topic cues, the resolution of its thread), and each verdict costs a few regular expressions.
+
+
+def _starting_with(first: str, pattern: str, flags: int = 0) -> re.Pattern[str]:
+    """`pattern`, tried only where one of its matches can start: `first` is a character class holding
+    the first character of each of its alternatives. The same matches, 2-3 times faster: left to
+    itself the engine tries every alternative at every character (LoCoMo's long English lines:
+    26 µs a line for the time cue, 12 µs with the class first)."""
+    return re.compile(f"(?={first})(?:{pattern})", flags)
+
 
 _ASKS_ZH = re.compile(r"什么|哪个|哪款|哪一|哪些|多久|多大|是否|还是.{0,8}$|几点|几号|呢[？?]?$")
 # Each cue's Chinese words apart from its English ones: Chinese has no case, and a pattern compiled
@@ -50,14 +62,16 @@ _REPORT_ZH = re.compile(
     r"不了|不行|没反应|打不开|进不去|登不上|连不上|用不了|失败|报错|出错|错误|闪退|崩溃|卡住|卡死|一直卡|很卡|没到账|没收到|不显示|显示不|"
     r"不见了|丢了|没了|异常|乱码|空白|黑屏|白屏|收不到|发不出"
 )
-_REPORT_EN = re.compile(
+_REPORT_EN = _starting_with(
+    "[ecbfshlkn]",
     r"\b(?:error|crash(?:es|ed)?|broken|fails?|failed|failing|stuck|freez(?:es|ing)|hangs?|leak(?:s|ing)?)\b"
     r"|\bkeeps? (?:dropping|crashing|failing|freezing|restarting|disconnecting|beeping|flashing|tripping|going off)\b"
     r"|\bstops? (?:halfway|working|responding|charging|mid)|\bno (?:hot water|heating|power|internet|wifi|signal)\b",
     re.IGNORECASE,
 )
 # "doesn't work" also matches the confirmation cue ("works"): negated, it is a report all the same.
-_NOT_WORKING = re.compile(
+_NOT_WORKING = _starting_with(
+    "[dwcins]",
     r"\b(?:doesn'?t|does not|don'?t|won'?t|can'?t|cannot|isn'?t|not|stopped)"
     r" (?:work|load|open|start|connect|show|sync|boot|drain|heat|charge|turn on|flush)",
     re.IGNORECASE,
@@ -70,14 +84,17 @@ _ACK = re.compile(
 )
 
 
+@remembered
 def asks(text: str) -> bool:
     return is_question(text) or bool(_ASKS_ZH.search(text.strip()))
 
 
+@remembered
 def is_wait(text: str) -> bool:
     return len(text) <= _MAX_CUE_CHARS and bool(_WAIT_ZH.search(text) or _WAIT_EN.search(text))
 
 
+@remembered
 def is_confirmation(text: str) -> bool:
     return len(text) <= _MAX_CUE_CHARS and not asks(text) and bool(_CONFIRM_ZH.search(text) or _CONFIRM_EN.search(text))
 
@@ -86,13 +103,15 @@ def is_confirmation(text: str) -> bool:
 # out, unpinned and it works now with my undated drafts 👍"): only the unambiguous cues count there
 # (the general ones at that length also catch "archives … no longer work", Gitter dev).
 _MAX_TOLD_FIX_CHARS = 96
-_CONFIRMS_FIX = re.compile(
+_CONFIRMS_FIX = _starting_with(
+    "[wat好可解搞fgb]",
     r"\bworks? now\b|\bworking now\b|\ball works\b|\bthat (?:did|was) it\b"
     r"|(?<!not )(?<!n't )\b(?:fine|good) now\b|\bback to normal\b|好了|可以了|解决了|搞定",
     re.IGNORECASE,
 )
 
 
+@remembered
 def confirms_fix(text: str) -> bool:
     """A confirmation (`is_confirmation`), or a longer one telling the fix: "that was it, synced everything…"."""
     if is_confirmation(text):
@@ -125,6 +144,7 @@ def promises(text: str) -> bool:
     )
 
 
+@remembered
 def is_report(text: str) -> bool:
     """Something is broken: 「充值没到账」, 「邮件里补偿领不了」, "the app crashes on start"."""
     if _NOT_WORKING.search(text):
@@ -132,6 +152,7 @@ def is_report(text: str) -> bool:
     return bool(_REPORT_ZH.search(text) or _REPORT_EN.search(text)) and not is_confirmation(text)
 
 
+@remembered
 def is_ack(text: str) -> bool:
     stripped = text.strip()
     return bool(stripped) and len(stripped) <= _MAX_CUE_CHARS and bool(_ACK.match(stripped))
@@ -175,7 +196,7 @@ def greets(text: str) -> bool:
 
 
 _BACK_ZH = re.compile(r"这个|那个|这种|那种|这样|同样|一样")
-_BACK_EN = re.compile(r"\b(?:that|this|these|those|same|such)\b", re.IGNORECASE)
+_BACK_EN = _starting_with("[ts]", r"\b(?:that|this|these|those|same|such)\b", re.IGNORECASE)
 
 
 def points_back(text: str) -> bool:
@@ -197,7 +218,8 @@ def calls_for_answer(text: str) -> bool:
     return len(stripped) <= _MAX_CALL_CHARS and bool(_CALLS.search(stripped))
 
 
-_ASKS_WHO_EN = re.compile(
+_ASKS_WHO_EN = _starting_with(
+    "[wc]",
     r"\bwho(?:'s| is| will| can| wants| could)?\b|\b(?:can|could|will) (?:anyone|anybody|someone)\b", re.IGNORECASE
 )
 _ASKS_WHEN_ZH = re.compile(r"几点|什么时候|啥时候|多久到|哪天|几号")
@@ -206,17 +228,21 @@ _VOLUNTEERS_ZH = re.compile(r"^我(?:也?(?:在|来|去|可以|能|行))?[\s!！
 _VOLUNTEERS_EN = re.compile(r"^(?:me|i can(?!'?t)|i could|i'?ll|i will|i'?m in|i'?m free)\b", re.IGNORECASE)
 _LOOKS = re.compile(r"\b(?:have|take) a (?:quick )?look\b|\blook into\b", re.IGNORECASE)
 _MAX_OFFER_WORDS = 8  # "I can if I get the car"; longer, it is telling something else
-_TIME = re.compile(
+_TIME = _starting_with(
+    r"[\d一二三四五六七八九十两上下中晚]",
     r"\b\d{1,2}:\d{2}\b|\b\d{1,2} ?(?:am|pm)\b|[0-9一二三四五六七八九十两]{1,3}点|上午|下午|中午|晚上", re.IGNORECASE
 )
 
 
 _YOU_ZH = re.compile(r"[你您](?!们)")
-_YOU_EN = re.compile(r"(?<!any of )(?<!all of )\b(?:you|your|u)\b(?! guys| all| folks| both)", re.IGNORECASE)
+_YOU_EN = _starting_with(
+    "[yu]", r"(?<!any of )(?<!all of )\b(?:you|your|u)\b(?! guys| all| folks| both)", re.IGNORECASE
+)
 _ASKS_HOW_LONG_ZH = re.compile(r"多久|多长时间|能用几[天年个]|要几天")
 _ASKS_HOW_LONG_EN = re.compile(r"\bhow long\b", re.IGNORECASE)
 _DURATION_ZH = re.compile(r"[0-9一二三四五六七八九十两半]+ ?个?(?:秒|分钟|小时|天|周|星期|礼拜|月|年)")
-_DURATION_EN = re.compile(
+_DURATION_EN = _starting_with(
+    r"[\daotfs]",
     r"\b\d+(?:\.\d+)? ?(?:secs?|seconds?|mins?|minutes?|hours?|hrs?|days?|weeks?|months?|years?)\b"
     r"|\b(?:a|one|two|three|four|five|six|a few|a couple of) (?:minutes?|hours?|days?|weeks?|months?|years?)\b",
     re.IGNORECASE,
@@ -239,6 +265,7 @@ def tells_duration(text: str) -> bool:
     return bool(_DURATION_ZH.search(text) or _DURATION_EN.search(text))
 
 
+@remembered
 def asks_who(text: str) -> bool:
     """Asks who will do something: 「周五谁值班」, "who's collecting Nana tomorrow"."""
     return bool(_WHO_ZH.search(text) or _ASKS_WHO_EN.search(text))

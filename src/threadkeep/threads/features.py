@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from threadkeep.model import Message
-from threadkeep.text import content_tokens, is_me_too, is_noise
+from threadkeep.text import is_me_too, is_noise, token_set
 from threadkeep.threads.cues import asks, is_ack, is_confirmation, is_wait
 from threadkeep.threads.mentions import NameIndex
 
@@ -208,7 +208,7 @@ def prepare(
         addresses.append(addressed)
         named.append((speaker_ids(_speaker_names(text, names)) | addressed) - {own})
         known = tokens[index] if tokens is not None else None
-        token_sets.append(known if known is not None else frozenset(content_tokens(text)) if text else frozenset())
+        token_sets.append(known if known is not None else token_set(text) if text else frozenset())
         question[index] = asks(text)
         wait[index] = is_wait(text)
         confirm[index] = is_confirmation(text)
@@ -222,13 +222,13 @@ def prepare(
     # Inverse document frequency within the conversation (as the rule-based assigner does).
     tokens = token_sets
     frequency: dict[str, int] = {}
-    for token_set in tokens:
-        for token in token_set:
+    for found in tokens:
+        for token in found:
             frequency[token] = frequency.get(token, 0) + 1
     # Weights on a 1/1024 grid: sums are then exact whatever order a set yields its tokens in
     # (string hashing, hence set order, changes from one process to the next).
     idf = {token: round((math.log((n + 1) / (count + 0.5)) + 1.0) * 1024) / 1024 for token, count in frequency.items()}
-    weight = np.array([sum(idf[token] for token in token_set) for token_set in tokens], dtype=np.float64)
+    weight = np.array([sum(idf[token] for token in found) for found in tokens], dtype=np.float64)
 
     # Who spoke before / after, who addressed whom most recently.
     previous_own = np.full(n, -1, dtype=np.int64)
@@ -283,10 +283,12 @@ def prepare(
     overlap = np.zeros(j.shape, dtype=np.float64)
     shared_count = np.zeros(j.shape, dtype=np.float64)
     postings: dict[str, list[int]] = {}
-    for index, token_set in enumerate(tokens):
-        row_overlap = overlap[index]
-        row_count = shared_count[index]
-        for token in token_set:
+    for index, found in enumerate(tokens):
+        # Summed in Python floats, in the same order as into the array (an array element costs
+        # several times more to add to), and written once per row.
+        row_overlap = [0.0] * (window + 1)
+        row_count = [0] * (window + 1)
+        for token in found:
             seen = postings.setdefault(token, [])
             w = idf[token]
             for earlier in reversed(seen):
@@ -296,6 +298,9 @@ def prepare(
                 row_overlap[d] += w
                 row_count[d] += 1
             seen.append(index)
+        if any(row_count):
+            overlap[index, : window + 1] = row_overlap
+            shared_count[index, : window + 1] = row_count
     for index in far_rows:
         for slot in range(window + 1, slots):
             earlier = candidates[index, slot]
@@ -403,42 +408,43 @@ def prepare(
         "overlap_rank": np.where(real, overlap_rank, window + FAR_SLOTS),
         "overlap_rel": overlap_rel,
         "candidate_rank": rank,
-        "i_question": question[i],
-        "i_noise": noise[i],
-        "i_log_tokens": _log(length[i]),
-        "i_url": url[i],
-        "i_media": media[i],
-        "i_addresses_any": addresses_any[i],
-        "i_log_gap_previous": _log(gap_previous[i]),
-        "i_addressed_recently": addressed_recently[i],
-        "i_max_overlap": max_overlap[i],
-        "i_me_too": me_too[i],
-        "address_rate": address_rate[i],
+        "i_question": question[:, None],
+        "i_noise": noise[:, None],
+        "i_log_tokens": _log(length)[:, None],
+        "i_url": url[:, None],
+        "i_media": media[:, None],
+        "i_addresses_any": addresses_any[:, None],
+        "i_log_gap_previous": _log(gap_previous)[:, None],
+        "i_addressed_recently": addressed_recently[:, None],
+        "i_max_overlap": max_overlap[:, None],
+        "i_me_too": me_too[:, None],
+        "address_rate": address_rate[:, None],
         "speakers_between": np.where(real, speakers_between, 0.0),
-        "recent_speakers": recent_speakers[i],
-        "window_speakers": _window_speakers(speakers, BUSY_MESSAGES)[i],
-        "log_recent_messages": _log(recent_count.astype(np.float64))[i],
+        "recent_speakers": recent_speakers[:, None],
+        "window_speakers": _window_speakers(speakers, BUSY_MESSAGES)[:, None],
+        "log_recent_messages": _log(recent_count.astype(np.float64))[:, None],
         "j_last_other": (last_other[i] == j) & real,
         "j_open_question": question[j] & (sj != si) & (next_other[j] >= i) & real,
         "j_latest_question": (latest_question[i] == j) & real,
-        "i_answerer": roles.answerer[si],
+        "i_answerer": roles.answerer[speakers][:, None],
         "j_answerer": roles.answerer[sj] * real,
-        "i_asker": roles.asker[si],
+        "i_asker": roles.asker[speakers][:, None],
         "j_asker": roles.asker[sj] * real,
-        "i_share": roles.share[si],
+        "i_share": roles.share[speakers][:, None],
         "j_share": roles.share[sj] * real,
-        "i_wait": wait[i],
+        "i_wait": wait[:, None],
         "j_wait": wait[j] & real,
-        "i_after_own_wait": (previous_own[i] >= 0) & wait[np.maximum(previous_own, 0)][i],
-        "i_confirm": confirm[i],
+        "i_after_own_wait": ((previous_own >= 0) & wait[np.maximum(previous_own, 0)])[:, None],
+        "i_confirm": confirm[:, None],
         "j_confirm": confirm[j] & real,
-        "i_ack": ack[i],
+        "i_ack": ack[:, None],
         "rule_parent": rule_parent,
         "rule_same_thread": rule_same,
-        "rule_new_thread": rule_new[i],
+        "rule_new_thread": rule_new[:, None],
     }
     # Written a feature at a time where each is contiguous, then turned once into the (n, slots,
     # feature) layout the models read: writing into that layout directly strides through memory.
+    # A feature of the message alone is an (n, 1) column, spread over its slots as it is written.
     by_feature = np.empty((len(STATIC), n, slots), dtype=np.float32)
     for column, name in enumerate(STATIC):
         by_feature[column] = columns[name]

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from threadkeep.model import Message
-from threadkeep.text import content_tokens, is_noise
+from threadkeep.text import is_noise, token_set
 from threadkeep.threads.cues import (
     asks,
     asks_how_long,
@@ -292,7 +292,7 @@ class _Words:
         found = self.known.get(index)
         if found is None:
             text = self.messages[index].text or ""
-            found = frozenset(content_tokens(text)) if text and not is_noise(text) else frozenset()
+            found = token_set(text) if text and not is_noise(text) else frozenset()
             self.known[index] = found
         return found
 

@@ -21,7 +21,9 @@ class NameIndex:
             for name in (message.sender, message.sender_name):
                 if name and len(name) >= 2:
                     self._by_name.setdefault(name.lower(), message.sender)
-        self._longest_first = sorted(self._by_name, key=len, reverse=True)
+        # The lengths of the names, longest first: the longest name an "@" is followed by is the
+        # one of these prefixes that is a name (two names of one length cannot both be).
+        self._lengths = sorted({len(name) for name in self._by_name}, reverse=True)
 
     def resolve(self, name: str) -> str | None:
         return self._by_name.get(name.lower())
@@ -32,10 +34,12 @@ class NameIndex:
         lowered = text.lower()
         start = lowered.find("@")
         while start != -1:
-            after = lowered[start + 1 :]
-            for name in self._longest_first:
-                if after.startswith(name):
-                    found.add(self._by_name[name])
+            for length in self._lengths:
+                if start + length >= len(lowered):
+                    continue  # no room for a name this long
+                ref = self._by_name.get(lowered[start + 1 : start + 1 + length])
+                if ref is not None:
+                    found.add(ref)
                     break
             start = lowered.find("@", start + 1)
         match = _ADDRESS.match(text)

@@ -32,7 +32,7 @@ from collections.abc import Callable
 from functools import cache
 
 from threadkeep.model import Message
-from threadkeep.text import content_tokens, is_noise
+from threadkeep.text import is_noise, token_set
 from threadkeep.threads.cues import asks, asks_you, confirms_fix, is_report, is_wait, promises
 from threadkeep.threads.rules import ThreadSettings, small_group_flags
 
@@ -51,7 +51,7 @@ def resume_paused(
     @cache
     def words(index: int) -> frozenset[str]:
         text = messages[index].text
-        return frozenset(content_tokens(text)) if text and not is_noise(text) else frozenset()
+        return token_set(text) if text and not is_noise(text) else frozenset()
 
     threads: list[list[int]] = []  # message positions of each thread, in time order
     thread_of: dict[int, int] = {}

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from threadkeep.model import Message
-from threadkeep.text import content_tokens, is_me_too, is_noise, is_question
+from threadkeep.text import is_me_too, is_noise, is_question, token_set
 
 _ADDRESSES = re.compile(r"^\s*@")
 
@@ -65,7 +65,7 @@ def merge_utterances(messages: Iterable[Message], max_gap: timedelta) -> list[Ut
             utterances.append(Utterance([message]))
     for utterance in utterances:
         text = utterance.text
-        utterance.tokens = frozenset(content_tokens(text))
+        utterance.tokens = token_set(text)
         utterance.question = is_question(text)
         utterance.noise = all(is_noise(message.text) for message in utterance.messages)
         utterance.me_too = is_me_too(text)
