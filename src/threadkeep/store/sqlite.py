@@ -549,14 +549,14 @@ class SQLiteStore(SQLStore):
         # NOT INDEXED: the candidates are found by rowid; left to itself the planner walked the source
         # index over every chunk passing the filter (100k documents: 22 ms instead of 1).
         where, params = _filter_sql(filters)
-        scored = [
-            (chunk_id, float(np.frombuffer(blob, dtype=np.float32) @ query))
-            for chunk_id, blob in self.db.execute(
-                f"SELECT c.id, c.embedding FROM chunks c NOT INDEXED WHERE c.embedding IS NOT NULL{where} "
-                f"AND c.rowid IN ({','.join('?' * len(rowids))})",
-                [*params, *rowids],
-            )
-        ]
+        rows = self.db.execute(
+            f"SELECT c.id, c.embedding FROM chunks c NOT INDEXED WHERE c.embedding IS NOT NULL{where} "
+            f"AND c.rowid IN ({','.join('?' * len(rowids))})",
+            [*params, *rowids],
+        ).fetchall()
+        # One product over the rows side by side, not one per row (116 rows: 0.1 instead of 0.4 ms).
+        vectors = np.frombuffer(b"".join(blob for _, blob in rows), dtype=np.float32).reshape(len(rows), dim)
+        scored = [(chunk_id, float(score)) for (chunk_id, _), score in zip(rows, vectors @ query, strict=True)]
         scored.sort(key=lambda pair: -pair[1])
         return scored[:k]
 
