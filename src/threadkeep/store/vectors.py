@@ -51,12 +51,14 @@ import os
 import uuid
 import zlib
 from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
 import numpy as np
 
+from threadkeep.embed import cpu_cores
 from threadkeep.errors import SidecarInvalid
 from threadkeep.store.base import SearchFilters
 
@@ -424,6 +426,9 @@ def _filter_mask(kinds: np.ndarray, ref_match: np.ndarray | None, times: np.ndar
 BLOCK = 1 << 16
 # A filter passing more than 1/GATHER_SHARE of the file is served by a full scan.
 GATHER_SHARE = 3
+# Scans of at least this many vectors are split over two threads (`hamming`).
+SPLIT_SCAN = 4 * BLOCK
+_SCAN = ThreadPoolExecutor(max_workers=1, thread_name_prefix="threadkeep-scan")
 
 
 def hamming(bits: np.ndarray, words: np.ndarray, positions: np.ndarray | None = None,
@@ -432,15 +437,37 @@ def hamming(bits: np.ndarray, words: np.ndarray, positions: np.ndarray | None = 
     """uint16 Hamming distances of the columns of `bits` (all, or those at `positions`) to `words`.
     With `strong` = (mask words, extra), a disagreeing bit the mask holds counts 1 + extra times.
     With `cells` = (base, rank), each distance d of column i becomes rank[base[i] + d] instead, in the
-    same pass over the block (`VectorIndex._nearest_bits`)."""
+    same pass over the block (`VectorIndex._nearest_bits`).
+
+    A long scan is split in two, the second half on a thread of its own: numpy lets go of the GIL
+    inside each operation, so on two cores the halves run side by side."""
     size = bits.shape[1] if positions is None else len(positions)
     distance = np.empty(size, dtype=np.uint16)
+    middle = size // 2 // BLOCK * BLOCK if size >= SPLIT_SCAN and cpu_cores() > 1 else size
+    second = None
+    if middle < size:
+        second = _SCAN.submit(_hamming_part, bits, words, positions, cells, strong, distance, middle, size)
+    try:
+        _hamming_part(bits, words, positions, cells, strong, distance, 0, middle)
+    finally:
+        if second is not None:
+            second.result()
+    return distance
+
+
+def _hamming_part(bits: np.ndarray, words: np.ndarray, positions: np.ndarray | None,
+                  cells: tuple[np.ndarray, np.ndarray] | None, strong: tuple[np.ndarray, int] | None,
+                  distance: np.ndarray, first: int, end: int) -> None:  # fmt: skip
+    """`hamming` of the columns first to end, written into `distance`."""
+    size = end - first
+    if size <= 0:
+        return
     flipped = np.empty(min(BLOCK, size), dtype=np.uint64)
     masked = np.empty(min(BLOCK, size) if strong else 0, dtype=np.uint64)
     ones = np.empty(min(BLOCK, size), dtype=np.uint8)
     weighted = np.empty(min(BLOCK, size) if strong else 0, dtype=np.uint16)
-    for start in range(0, size, BLOCK):
-        stop = min(start + BLOCK, size)
+    for start in range(first, end, BLOCK):
+        stop = min(start + BLOCK, end)
         out, xor, count = distance[start:stop], flipped[: stop - start], ones[: stop - start]
         part = None if positions is None else positions[start:stop]
         for word in range(len(words)):
@@ -466,7 +493,6 @@ def hamming(bits: np.ndarray, words: np.ndarray, positions: np.ndarray | None = 
             base, rank = cells
             np.add(out, base[start:stop] if part is None else base[part], out=out)
             out[:] = rank[out]
-    return distance
 
 
 def _nearest(distance: np.ndarray, count: int) -> np.ndarray:
