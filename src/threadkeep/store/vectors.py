@@ -426,6 +426,8 @@ def _filter_mask(kinds: np.ndarray, ref_match: np.ndarray | None, times: np.ndar
 BLOCK = 1 << 16
 # A filter passing more than 1/GATHER_SHARE of the file is served by a full scan.
 GATHER_SHARE = 3
+# Distances sampled to bound the smallest ones (`_nearest`).
+SAMPLE = 16_384
 # Scans of at least this many vectors are split over two threads (`hamming`).
 SPLIT_SCAN = 4 * BLOCK
 _SCAN = ThreadPoolExecutor(max_workers=1, thread_name_prefix="threadkeep-scan")
@@ -498,14 +500,24 @@ def _hamming_part(bits: np.ndarray, words: np.ndarray, positions: np.ndarray | N
 def _nearest(distance: np.ndarray, count: int) -> np.ndarray:
     """Indexes of `count` smallest distances: all below the count-th smallest value, then the first
     ties at it. The distances are small integers (uint16), so that value comes from their histogram
-    (1.1 ms at 1M against 3.7 for np.partition, 4x that for argpartition)."""
+    (1.1 ms at 1M against 3.7 for np.partition, 4x that for argpartition); the histogram is of the
+    distances at most a bound read off a sample (twice the share asked for), which hold that value
+    whenever they are at least `count` (else of them all): 3.1 -> 1.5 ms at 1M, the same indexes."""
     if count >= len(distance):
         return np.arange(len(distance))
-    threshold = int(np.searchsorted(np.cumsum(np.bincount(distance)), count))
-    within = np.flatnonzero(distance <= threshold)
+    sample = distance[:: max(1, len(distance) // SAMPLE)].copy()
+    rank = min(len(sample) - 1, 2 * count * len(sample) // len(distance) + 16)
+    within = np.flatnonzero(distance <= np.partition(sample, rank)[rank])
+    if len(within) >= count:
+        values = distance[within]
+    else:  # the sample misjudged the bound: all of them
+        within, values = np.arange(len(distance)), distance
+    threshold = int(np.searchsorted(np.cumsum(np.bincount(values)), count))
+    if len(within) > count:
+        kept = values <= threshold
+        within, values = within[kept], values[kept]
     if len(within) == count:
         return within
-    values = distance[within]
     below = within[values < threshold]
     return np.concatenate([below, within[values == threshold][: count - len(below)]])
 
