@@ -494,7 +494,8 @@ def _hamming_part(bits: np.ndarray, words: np.ndarray, positions: np.ndarray | N
         if cells is not None:
             base, rank = cells
             np.add(out, base[start:stop] if part is None else base[part], out=out)
-            out[:] = rank[out]
+            # In place and unchecked: every base + distance is a cell of the table (`_cells_per_bucket`).
+            np.take(rank, out, out=out, mode="clip")
 
 
 def _nearest(distance: np.ndarray, count: int) -> np.ndarray:
