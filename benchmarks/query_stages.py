@@ -1,7 +1,7 @@
 """Where a warm hybrid search's time goes, stage by stage, on a store written by store_scale.py.
 
     nice -n 15 python benchmarks/query_stages.py /tmp/vectors/scale/scale-1000000.db --real /tmp/vectors/snap/irc
-    python benchmarks/query_stages.py DB --real PREFIX --rounds 200 --threads 1   # the model on one thread
+    python benchmarks/query_stages.py DB --real PREFIX --rounds 200 --query-threads 2   # the model on both cores
 
 Each search is `threadkeep.search.search` as store_scale.py's "warm hybrid" runs it (its questions, every
 query embedded afresh, the benchmark's own query vectors), with the stages' functions wrapped by timers:
@@ -75,7 +75,13 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=100)
     parser.add_argument("--profile", type=Path, help="also write a cProfile of the searches here")
+    parser.add_argument(
+        "--query-threads", type=int, choices=(1, 2), default=1,
+        help="OpenMP threads embedding the query on its own thread (1, what search does; 2: both cores)",
+    )  # fmt: skip
     args = parser.parse_args()
+    if args.query_threads == 2 and hasattr(search_module, "one_openmp_thread"):
+        search_module.one_openmp_thread = lambda: None
 
     store = open_store(args.db)
     assert isinstance(store, SQLiteStore)
