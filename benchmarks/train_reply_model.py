@@ -223,15 +223,16 @@ def irc_log_kept(ref: str, share: float) -> bool:
 
 
 def train_corpora(settings: ThreadSettings, args: argparse.Namespace) -> list[Corpus]:
+    whole = args.parent_labels == "thread"
     return [
         corpus(
             "irc-train", BENCH / "train", settings, lambda r: irc_log_kept(r, args.irc_share), args.copies, args.seed
         ),
         corpus(
-            "zh-mix-train", MIX, settings, lambda r: part_of(r) == "train", relabel=cut_requests, thread_labels=True
+            "zh-mix-train", MIX, settings, lambda r: part_of(r) == "train", relabel=cut_requests, thread_labels=whole
         ),
-        corpus("sg-zh-train", SYNTHETIC / "zh-train", settings, thread_labels=True),
-        corpus("sg-en-train", SYNTHETIC / "en-train", settings, thread_labels=True),
+        corpus("sg-zh-train", SYNTHETIC / "zh-train", settings, thread_labels=whole),
+        corpus("sg-en-train", SYNTHETIC / "en-train", settings, thread_labels=whole),
     ]
 
 
@@ -489,6 +490,12 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--ignore", default="", help="comma-separated features the models may not use")
+    parser.add_argument(
+        "--parent-labels",
+        choices=("thread", "previous"),
+        default="thread",
+        help="derived-link chats: every earlier message of the gold thread is a right parent, or the previous turn only",
+    )
     parser.add_argument("--cache", type=Path, help="pickle of the prepared conversations (speeds up reruns)")
     args = parser.parse_args()
     settings = ThreadSettings()

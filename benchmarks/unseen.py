@@ -9,7 +9,10 @@ residential compound's owners group and an English coworking members chat, each 
 wifi community chat (`zh4t`, `en4t`, all tune); and a fresh batch of the same kind, written before any run on it: a
 Chinese electric bicycle's owners group and an English espresso machine's owners chat (`zh5t`, `en5t`, all tune);
 and another, also written before any run: a Chinese primary school class's parents group and an English self-hosted
-server's Discord (`zh6t`, `en6t`, all tune).
+server's Discord (`zh6t`, `en6t`, all tune); and a batch split in two before any run on it: a Chinese open-source
+tool's maintainers group and an English shared house's chat with its landlord (`zh7t`, `en7t`: the questions at even
+positions of the written order, tuned on; `zh7t-check`, `en7t-check`: those at odd positions, the file's `check`
+part, run once at the end and printed as totals only).
 
     nice -n 10 python benchmarks/unseen.py [--stores /tmp/threadkeep-bench] [--corpora zh,en,zh2,en2]
         [--no-dense] [--embedder hash-256] [--show] [--features FILE]
@@ -29,7 +32,8 @@ store whose background embedding has not caught up. `--embedder hash-256` runs t
 stand-in model whose cosines lie on another scale: the decision must not depend on one model's values.
 `--show` and `--features` print or write the tuning part's questions only, and nothing of the corpora nobody
 tunes on (zh2, en2 and the lead's corpora), whose totals alone are printed. The lead's corpora (`--corpora
-lead-zh,lead-en,lead2-zh,lead2-en,lead3-zh,lead3-en`, not run by default) are held out whole.
+lead-zh,lead-en,lead2-zh,lead2-en,lead3-zh,lead3-en`, not run by default) are held out whole, as are the check
+halves (`--corpora zh7t-check,en7t-check`, not run by default).
 """
 
 from __future__ import annotations
@@ -54,10 +58,12 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "benchmarks" / "data"
 CORPORA = ("zh", "en", "zh2", "en2")
 # Written to be tuned on: every question is in the tuning part.
-TUNING = frozenset({"zh3t", "en3t", "zh4t", "en4t", "zh5t", "en5t", "zh6t", "en6t"})
+TUNING = frozenset({"zh3t", "en3t", "zh4t", "en4t", "zh5t", "en5t", "zh6t", "en6t", "zh7t", "en7t"})
+# The other half of a batch split before any run: the file's `check` questions, nobody tunes on them.
+CHECK = frozenset({"zh7t-check", "en7t-check"})
 # Written by or for the lead: held out whole.
 HELD_OUT = frozenset({"lead-zh", "lead-en", "lead2-zh", "lead2-en", "lead3-zh", "lead3-en"})
-UNSEEN = frozenset({"zh2", "en2"}) | HELD_OUT  # nobody tunes on them: totals only
+UNSEEN = frozenset({"zh2", "en2"}) | HELD_OUT | CHECK  # nobody tunes on them: totals only
 
 
 def materialise(corpus: dict, folder: Path) -> tuple[Path, Path]:
@@ -124,7 +130,9 @@ def main() -> None:
     tallies: dict[tuple[str, str, str], list[int]] = defaultdict(lambda: [0, 0])
     out = args.features.open("w", encoding="utf-8") if args.features else None
     for name in args.corpora.split(","):
-        corpus = json.loads((DATA / f"unseen_{name}.json").read_text(encoding="utf-8"))
+        source = name.removesuffix("-check") if name in CHECK else name
+        corpus = json.loads((DATA / f"unseen_{source}.json").read_text(encoding="utf-8"))
+        asked = corpus["check"] if name in CHECK else corpus["questions"]
         folder = args.stores / f"unseen-{name}"
         bundle, docs = materialise(corpus, folder)
         latest = max(datetime.fromisoformat(row[2]) for row in corpus["messages"])
@@ -133,10 +141,10 @@ def main() -> None:
         with KnowledgeBase.open(args.stores / f"unseen-{name}{suffix}.db", args.embedder) as kb:
             kb.ingest(bundle)
             kb.ingest(docs)
-            questions = [(item["q"], item) for item in corpus["questions"]["answerable"]]
-            questions += [(text, None) for text in corpus["questions"]["unanswerable"]]
+            questions = [(item["q"], item) for item in asked["answerable"]]
+            questions += [(text, None) for text in asked["unanswerable"]]
             for question, gold in questions:
-                split = "tune" if name in TUNING else "heldout" if name in HELD_OUT else split_of(question)
+                split = "tune" if name in TUNING else "heldout" if name in HELD_OUT | CHECK else split_of(question)
                 seen = split == "tune" and name not in UNSEEN
                 if args.no_dense:
                     retrieval, store = full_text_only(kb, question, now, args.k)

@@ -15,7 +15,7 @@ MEMBERS = [{"senderRef": "u1", "displayName": "小明"}, {"senderRef": "u3", "di
 def base_messages():
     return [
         message("a1", "u1", 0, "同步一直卡住不动怎么办"),
-        message("b1", "u3", 31, "重启客户端就行"),
+        message("b1", "u1", 31, "重启客户端就行"),
         message("x1", "u4", 0, "发票怎么开？", conversation="g-2"),
         message("x2", "u2", 1, "管理后台账单页申请", conversation="g-2", quotedMessageId="x1"),
         message("x3", "u5", 2, "我的电话是13912345678", conversation="g-2"),

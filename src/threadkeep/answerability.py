@@ -345,10 +345,15 @@ def standout(dense: list[tuple[str, float]], chunk_id: str | None = None) -> flo
     return float((score - rest.mean()) / max(rest.std(), 1e-6))
 
 
-def states(question: str, kind: AnswerType, evidence: list[Hit], weights: dict[str, float]) -> bool:
+def states(
+    question: str, kind: AnswerType, evidence: list[Hit], weights: dict[str, float], named: list[str] = ()
+) -> bool:
     """Whether a passage states a value of the asked kind (a price, a version) for what the question is
-    about: it holds such a value and at least half the rarity weight of the question's other words."""
+    about: it holds such a value, at least half the rarity weight of the question's other words, and every
+    thing the question names (`named`: its codes and names). A thread giving Rust's version does not give
+    freetype's, however many of the question's other words it holds."""
     subject = question_units(kind.asking.sub(" ", question))
+    names = [_term_tokens(name) for name in named]
     total = sum(weights.get(unit, 1.0) for unit in subject)
     dated = kind.dated is not None and kind.dated.search(question) is not None
     for hit in evidence:
@@ -364,7 +369,10 @@ def states(question: str, kind: AnswerType, evidence: list[Hit], weights: dict[s
             said = _LINE_HEAD.sub("", hit.chunk.text) if chat else block
             if not timed and not kind.value.search(said):
                 continue
-            found = subject & _text_units(block)
+            units = _text_units(block)
+            if not all(tokens <= units for tokens in names):
+                continue
+            found = subject & units
             needed = kind.dated_subject if timed else kind.chat_subject if chat else MIN_SUBJECT
             if not subject or sum(weights.get(unit, 1.0) for unit in found) >= needed * total:
                 return True
@@ -732,7 +740,7 @@ def assess(question: str, retrieval: Retrieval, store: Store, filters: SearchFil
             named = ", ".join(elsewhere_nouns)
             reason = f"the question asks for {kind.asked} for {named}, and no message or section mentions {named}"
             return Assessment(False, reason, features=features)
-        if not states(question, kind, valued, weights):
+        if not states(question, kind, valued, weights, wanted):
             features["answer_type_missing"] = 1.0
             reason = f"the question asks for {kind.asked} and no passage found states one for it"
             return Assessment(False, reason, features=features)

@@ -69,8 +69,9 @@ def test_whoever_went_to_look_comes_back_with_a_statement() -> None:
         msg("r5", "staff", 58, "3.1.4 的图标缓存有问题，清一下缓存再打开就行"),
     ]
     assert resumed(messages, [["r1", "r2", "r3", "r4"], ["r5"]]) == [["r1", "r2", "r3", "r4", "r5"]]
-    # Without the wait, a statement by staff an hour later is a new topic as far as structure says.
+    # Without the wait, a statement by staff an hour later sharing one word is a new topic.
     messages[3] = msg("r4", "staff", 3, "3.1.4 是最新版")
+    messages[4] = msg("r5", "staff", 58, "图标的颜色换了")
     assert ["r5"] in resumed(messages, [["r1", "r2", "r3", "r4"], ["r5"]])
 
 
@@ -142,3 +143,64 @@ def test_without_a_promise_or_with_a_line_in_between_the_report_back_is_a_new_th
     # A question after one's own promise asks something new.
     asked = msg("p3", "liam", 290, "is the car insured for me to drive?")
     assert ["p3"] in resumed([*PICKUP, *LUNCH, asked], groups)
+
+
+DELAY = [
+    msg("d1", "bot", 0, "order-db replica lag 312s for 5 minutes"),
+    msg("d2", "wu", 1, "checking"),
+    msg("d3", "kai", 9, "a big update on the primary, the report job, nearly done"),
+]
+
+
+def test_in_a_small_group_a_statement_sharing_two_words_takes_the_thread_up() -> None:
+    later = msg("d4", "kai", 180, "told the report team, the big update moves to 2am")
+    groups = [["d1", "d2", "d3"], ["f1", "f2"], ["d4"]]
+    assert resumed([*DELAY, *FLOUR, later], groups) == [["d1", "d2", "d3", "d4"], ["f1", "f2"]]
+    # One shared word is too little: "update" alone could be anyone's.
+    once = msg("d4", "kai", 180, "any update on the lunch order?".replace("?", "."))
+    assert ["d4"] in resumed([*DELAY, *FLOUR, once], groups)
+
+
+def test_in_a_busy_channel_the_same_statement_is_a_new_thread() -> None:
+    crowd = [msg(f"b{n}", f"user{n}", 20 + n, f"line {n} about something else") for n in range(9)]
+    later = msg("d4", "kai", 180, "told the report team, the big update moves to 2am")
+    groups = [["d1", "d2", "d3"], *[[m.id] for m in crowd], ["d4"]]
+    assert ["d4"] in resumed([*DELAY, *crowd, later], groups)
+    # The size is a setting: a channel of ten counts as small when the limit allows it.
+    wide = ThreadSettings(small_group=(12, 40))
+    merged, _ = resume_paused([*DELAY, *crowd, later], groups, {}, wide)
+    assert ["d1", "d2", "d3", "d4"] in merged
+
+
+RENT = [msg("r1", "priya", 0, "my rent went out twice this month??")]
+
+
+def test_the_next_line_after_a_question_nobody_took_up_answers_it_however_late() -> None:
+    answer = msg("r2", "dana", 70, "sorry Priya, the standing order ran twice, we've refunded it")
+    assert resumed([*RENT, answer], [["r1"], ["r2"]]) == [["r1", "r2"]]
+    # A clarifying question to the asker takes it up too: 「你什么版本」 40 minutes after the report.
+    report = [msg("v1", "zhang", 0, "点图标没反应")]
+    assert resumed([*report, msg("v2", "staff", 40, "你什么版本")], [["v1"], ["v2"]]) == [["v1", "v2"]]
+
+
+def test_a_new_question_or_a_line_after_others_spoke_does_not_take_it_up() -> None:
+    asked = msg("r2", "sam", 70, "does anyone know a good plumber?")
+    assert ["r2"] in resumed([*RENT, asked], [["r1"], ["r2"]])
+    between = msg("x1", "mei", 30, "bins go out tonight")
+    answer = msg("r2", "dana", 70, "sorry Priya, the standing order ran twice, we've refunded it")
+    assert ["r2"] in resumed([*RENT, between, answer], [["r1"], ["x1"], ["r2"]])
+    # Once someone answered, the question is no longer waiting for the next line.
+    replied = [*RENT, msg("r1b", "sam", 5, "mine too")]
+    assert ["r2"] in resumed([*replied, answer], [["r1", "r1b"], ["r2"]])
+
+
+def test_a_confirmation_as_the_next_line_takes_the_thread_up_without_a_shared_word() -> None:
+    wifi = [
+        msg("w1", "priya", 0, "wifi keeps dropping on the top floor"),
+        msg("w2", "lucas", 20, "moved the extender from the hallway socket up to the landing, try now"),
+    ]
+    better = msg("w3", "priya", 60, "much better, full bars in my room")
+    assert resumed([*wifi, better], [["w1", "w2"], ["w3"]]) == [["w1", "w2", "w3"]]
+    # Someone who was not in the thread confirms something else.
+    other = msg("w3", "sam", 60, "much better, full bars in my room")
+    assert ["w3"] in resumed([*wifi, other], [["w1", "w2"], ["w3"]])

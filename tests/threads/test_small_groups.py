@@ -9,7 +9,7 @@ import pytest
 
 from threadkeep.model import Message
 from threadkeep.threads import features as F
-from threadkeep.threads.cues import asks, is_ack, is_confirmation, is_wait, promises
+from threadkeep.threads.cues import asks, confirms_fix, is_ack, is_confirmation, is_report, is_wait, promises
 from threadkeep.threads.learned import addressee_latest, assign_learned, decode, fresh_questions, prepare_conversation
 from threadkeep.threads.mentions import NameIndex
 from threadkeep.threads.rules import ThreadSettings
@@ -55,14 +55,53 @@ def test_wait_cues(text: str) -> None:
     assert is_wait(text)
 
 
-@pytest.mark.parametrize("text", ["我也好了", "可以了 谢谢", "hot water is back 👍", "works now, thanks", "fixed it"])
+@pytest.mark.parametrize(
+    "text",
+    ["我也好了", "可以了 谢谢", "hot water is back 👍", "works now, thanks", "fixed it", "much better, full bars"],
+)
 def test_confirmations(text: str) -> None:
     assert is_confirmation(text)
 
 
-@pytest.mark.parametrize("text", ["还是不行", "is it working for you?", "点图标没反应", "the fix is in 3.2"])
+@pytest.mark.parametrize(
+    "text", ["还是不行", "is it working for you?", "点图标没反应", "the fix is in 3.2", "not good now", "fine now?"]
+)
 def test_not_confirmations(text: str) -> None:
     assert not is_confirmation(text)
+
+
+@pytest.mark.parametrize("text", ["加上了，CI 全绿", "#231 已合，main 干净了", "升级以后没再出现", "好多了"])
+def test_chinese_confirmations_of_a_fix(text: str) -> None:
+    assert is_confirmation(text)
+
+
+@pytest.mark.parametrize("text", ["今天就没有车了", "还是没反应", "绿色那个按钮在哪"])
+def test_chinese_lines_that_confirm_nothing(text: str) -> None:
+    assert not is_confirmation(text)
+
+
+def test_a_fix_told_with_fine_now_confirms_it() -> None:
+    assert confirms_fix("cleared it, found two hair clips lol. drains fine now")
+    assert not confirms_fix("it isn't fine now, still full of water")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "wifi keeps dropping on the top floor",
+        "washing machine stops halfway with water still in it",
+        "no hot water this morning, boiler says F22 again",
+        "the sink won't drain",
+        "点图标没反应",
+    ],
+)
+def test_reports(text: str) -> None:
+    assert is_report(text)
+
+
+@pytest.mark.parametrize("text", ["keeps going", "no worries", "the kitchen tap is working again"])
+def test_not_reports(text: str) -> None:
+    assert not is_report(text)
 
 
 @pytest.mark.parametrize(

@@ -35,11 +35,15 @@ _WAIT_EN = re.compile(
     r"|\bbrb\b|\bon it\b|\bbe right back\b",
     re.IGNORECASE,
 )
-_CONFIRM_ZH = re.compile(r"好了|可以了|行了|解决了|搞定|正常了|成功了|没问题了|能用了|恢复了|有了|出来了|好使了|生效了")
+_CONFIRM_ZH = re.compile(
+    r"好了|可以了|行了|解决了|搞定|正常了|成功了|没问题了|能用了|恢复了|有了|出来了|好使了|生效了|好多了"
+    r"|全绿|绿了|全过了?|干净了|不报了|没再(?:报|出现|复现)|不再(?:报|出现)"
+)
 _CONFIRM_EN = re.compile(
     r"ok了"  # any case: 「Ok了」
     r"|\bworks?\b|\bworking\b|\bfixed\b|\bsolved\b|\bresolved\b|\bthat (?:did|was) it\b|\ball good\b|\bsorted\b"
-    r"|\bis back\b|\bit'?s back\b|\bback (?:now|on)\b|\bit worked\b|\bno longer\b",
+    r"|\bis back\b|\bit'?s back\b|\bback (?:now|on)\b|\bit worked\b|\bno longer\b"
+    r"|(?<!not )(?<!n't )\b(?:fine|good|ok|okay) now\b|\bmuch better\b|\bback to normal\b",
     re.IGNORECASE,
 )
 _REPORT_ZH = re.compile(
@@ -47,12 +51,15 @@ _REPORT_ZH = re.compile(
     r"不见了|丢了|没了|异常|乱码|空白|黑屏|白屏|收不到|发不出"
 )
 _REPORT_EN = re.compile(
-    r"\b(?:error|crash(?:es|ed)?|broken|fails?|failed|failing|stuck|freez(?:es|ing)|hangs?)\b", re.IGNORECASE
+    r"\b(?:error|crash(?:es|ed)?|broken|fails?|failed|failing|stuck|freez(?:es|ing)|hangs?|leak(?:s|ing)?)\b"
+    r"|\bkeeps? (?:dropping|crashing|failing|freezing|restarting|disconnecting|beeping|flashing|tripping|going off)\b"
+    r"|\bstops? (?:halfway|working|responding|charging|mid)|\bno (?:hot water|heating|power|internet|wifi|signal)\b",
+    re.IGNORECASE,
 )
 # "doesn't work" also matches the confirmation cue ("works"): negated, it is a report all the same.
 _NOT_WORKING = re.compile(
     r"\b(?:doesn'?t|does not|don'?t|won'?t|can'?t|cannot|isn'?t|not|stopped)"
-    r" (?:work|load|open|start|connect|show|sync|boot)",
+    r" (?:work|load|open|start|connect|show|sync|boot|drain|heat|charge|turn on|flush)",
     re.IGNORECASE,
 )
 _ACK = re.compile(
@@ -80,7 +87,9 @@ def is_confirmation(text: str) -> bool:
 # (the general ones at that length also catch "archives … no longer work", Gitter dev).
 _MAX_TOLD_FIX_CHARS = 96
 _CONFIRMS_FIX = re.compile(
-    r"\bworks? now\b|\bworking now\b|\ball works\b|\bthat (?:did|was) it\b|好了|可以了|解决了|搞定", re.IGNORECASE
+    r"\bworks? now\b|\bworking now\b|\ball works\b|\bthat (?:did|was) it\b"
+    r"|(?<!not )(?<!n't )\b(?:fine|good) now\b|\bback to normal\b|好了|可以了|解决了|搞定",
+    re.IGNORECASE,
 )
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -44,6 +44,24 @@ class ThreadSettings:
     reopen_gap: timedelta = timedelta(minutes=1)  # a question this long after one's own "ok" is a new topic
     assigner: str = "learned"  # "learned" (threads/learned.py) or "rules" (this module, the fallback)
     resume_paused: bool = True  # threads/resume.py: a closed thread taken up again after a pause
+    small_group: tuple[int, int] = (8, 40)  # at most this many people among this many messages: a small group
+
+
+def small_group_flags(senders: Sequence[Hashable], settings: ThreadSettings) -> list[bool]:
+    """Per message, whether at most `settings.small_group` people wrote the latest messages up to it
+    (a team, a family, a support group's quiet hours), not a busy open channel."""
+    people, window = settings.small_group
+    counts: Counter = Counter()
+    flags = []
+    for index, sender in enumerate(senders):
+        counts[sender] += 1
+        if index >= window:
+            gone = senders[index - window]
+            counts[gone] -= 1
+            if not counts[gone]:
+                del counts[gone]
+        flags.append(len(counts) <= people)
+    return flags
 
 
 @dataclass(slots=True)
