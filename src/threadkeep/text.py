@@ -90,7 +90,6 @@ def remembered(function: Callable[[str], T]) -> Callable[[str], T]:
     return call
 
 
-
 def tokenize(text: str) -> list[str]:
     """Words of `text` in order: Chinese segmented, English stemmed, codes kept whole."""
     return [token for token in map(_normalize_token, rjieba.cut_for_search(text)) if token is not None]

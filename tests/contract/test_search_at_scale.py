@@ -103,13 +103,20 @@ def test_dense_candidates_are_the_exact_top_hits(store_location):
 # The vector file is the embedded store's own.
 
 
-def test_a_missing_damaged_or_foreign_vector_file_is_rebuilt(make_location, tmp_path):
+def written_store(make_location):
+    """A SQLite store of 1,500 clustered vectors in `SOURCES`, closed (a writer leaves its vector file for
+    the next process), with 5 queries: (location, store, vectors, queries, chunks)."""
     store_location = make_location("sqlite")
     vectors, queries = clustered(1500, 3), clustered(5, 4)
     store = open_store(store_location)
     store.bind_embedder("clustered", DIM)
     chunks = load_sources(store, vectors, SOURCES)
-    store.close()  # a writer leaves the file for the next process
+    store.close()
+    return store_location, store, vectors, queries, chunks
+
+
+def test_a_missing_damaged_or_foreign_vector_file_is_rebuilt(make_location, tmp_path):
+    store_location, store, vectors, queries, chunks = written_store(make_location)
 
     def answers(location) -> list:
         reader = open_store(location)
@@ -450,12 +457,7 @@ def file_header(path) -> dict:
 
 
 def test_a_vector_file_of_the_first_format_is_rebuilt_and_the_store_still_answers(make_location, monkeypatch):
-    store_location = make_location("sqlite")
-    vectors, queries = clustered(1500, 3), clustered(5, 4)
-    store = open_store(store_location)
-    store.bind_embedder("clustered", DIM)
-    chunks = load_sources(store, vectors, SOURCES)
-    store.close()
+    store_location, store, vectors, queries, chunks = written_store(make_location)
     path = store.vector_file
     header = file_header(path)
     segment, _ = vector_file.load(path, {})

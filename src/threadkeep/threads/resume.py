@@ -149,14 +149,12 @@ def _taken_up(
     - or `opener` confirms a fix and its speaker is one of that thread's people ("much better, full
       bars in my room" 40 minutes after "moved the extender…, try now")."""
     previous = opener - 1
-    if previous < 0 or previous not in thread_of:
+    if not small or previous < 0 or previous not in thread_of:
         return None
     message = messages[opener]
     text = message.text or ""
     thread = threads[thread_of[previous]]
     if thread[-1] != previous or message.sent_at - messages[thread[0]].sent_at > settings.max_span:
-        return None
-    if not small:
         return None
     people = {messages[index].sender for index in thread}
     if message.sender in people:
