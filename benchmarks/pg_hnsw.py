@@ -79,7 +79,6 @@ def lid(similarities: np.ndarray) -> np.ndarray:
 
 def diagnose(prefix: str, sizes: list[int]) -> None:
     passages = np.load(f"{prefix}-passages.npy").astype(np.float32)
-    _, queries = vector_set("real", 10, prefix)
     sample = passages[:2_000]
     nearest_real = np.sort(sample @ passages.T, axis=1)[:, -2]
     print(f"{len(passages):,} real passages: similarity of a passage to its nearest other passage "
@@ -91,11 +90,15 @@ def diagnose(prefix: str, sizes: list[int]) -> None:
     first, second = copies[:2_000], copies[len(passages) : len(passages) + 2_000]
     to_parent = np.einsum("ij,ij->i", first, sample)
     between = np.einsum("ij,ij->i", first, second)
-    print(f"grown: a copy's similarity to its own passage p50 {np.median(to_parent):.3f}, to another copy of it "
-          f"p50 {np.median(between):.3f}; a passage's copies are as far from it as its nearest other passage")
+    print(
+        f"grown: a copy's similarity to its own passage p50 {np.median(to_parent):.3f}, to another copy of it "
+        f"p50 {np.median(between):.3f}; a passage's copies are as far from it as its nearest other passage"
+    )
     sets = [("real", len(passages))] + [(name, n) for n in sizes for name in ("grown", "clusters")]
-    print("set, n | sim. of 1st / 10th / 11th / 100th nearest (median over queries) | 10th - 11th gap | "
-          "relative contrast (mean dist / 10th dist) | LID@100 median")
+    print(
+        "set, n | sim. of 1st / 10th / 11th / 100th nearest (median over queries) | 10th - 11th gap | "
+        "relative contrast (mean dist / 10th dist) | LID@100 median"
+    )
     for name, n in sets:
         vectors, chosen = vector_set(name, n, prefix)
         _, sims = exact_top(vectors, chosen, 100)
@@ -172,8 +175,10 @@ def sweep(args) -> None:
     texts = [literal(q) for q in queries]
     settings = dict(db.execute("SELECT name, setting FROM pg_settings WHERE name IN ('shared_buffers', "
                                "'maintenance_work_mem', 'max_parallel_maintenance_workers')").fetchall())  # fmt: skip
-    print(f"{args.set} {args.n:,}, {len(queries)} queries, k {args.k}; server {settings}; "
-          f"load {os.getloadavg()[0]:.1f}", flush=True)
+    print(
+        f"{args.set} {args.n:,}, {len(queries)} queries, k {args.k}; server {settings}; load {os.getloadavg()[0]:.1f}",
+        flush=True,
+    )
     kinds = (["halfvec"] if args.halfvec else []) + ([] if args.halfvec_only else ["vector"])
     for kind in kinds:
         for m in args.m:
@@ -204,8 +209,9 @@ def sweep(args) -> None:
                             statement = f"SELECT id FROM {table} ORDER BY embedding <=> %s::vector LIMIT %s"
                         run_queries(db, statement, texts, args.k)  # warm-up
                         found, walls, servers = run_queries(db, statement, texts, args.k)
-                        recall = np.mean([len(set(f) & set(t.tolist())) / args.k for f, t in zip(found, truth,
-                                                                                                   strict=True)])
+                        recall = np.mean(
+                            [len(set(f) & set(t.tolist())) / args.k for f, t in zip(found, truth, strict=True)]
+                        )
                         what = f"ef_search {ef:4d}" + (f" rerank {rerank:4d}" if kind == "halfvec" else "")
                         print(f"  {what:26s} recall@{args.k} {recall:.3f}  wall {ms(walls)} ms  server CPU "
                               f"{ms(servers)} ms  (load {os.getloadavg()[0]:.1f})", flush=True)  # fmt: skip
