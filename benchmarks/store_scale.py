@@ -485,6 +485,7 @@ def run_postgres(
     from psycopg import sql
     from psycopg.conninfo import conninfo_to_dict
 
+    from threadkeep.store import postgres
     from threadkeep.store.postgres import PostgresStore
 
     n = len(data.vectors)
@@ -530,7 +531,8 @@ def run_postgres(
             workers = max(1, (os.cpu_count() or 2) - 1)
             store.create_vector_index(memory=memory, workers=workers)
             build = time.perf_counter() - tick
-            print(f"  HNSW build (m 16, ef_construction 64, maintenance_work_mem {memory}, {workers} parallel "
+            print(f"  HNSW build (m {postgres.HNSW_M}, ef_construction {postgres.HNSW_EF_CONSTRUCTION}, "
+                  f"maintenance_work_mem {memory}, {workers} parallel "
                   f"workers): {build:.1f} s  ({load_average()})")  # fmt: skip
             note(column, "load (chunks/s) / HNSW build after it (s)", f"{n / store_seconds:,.0f} / {build:,.0f}")
             store.db.execute("VACUUM ANALYZE chunks")

@@ -227,9 +227,16 @@ MIGRATIONS: list[Migration] = [
     ),
 ]
 
-# HNSW build parameters (pgvector's defaults, written down so a rebuild matches).
-HNSW_M = 16
-HNSW_EF_CONSTRUCTION = 64
+# HNSW build parameters, written down so a rebuild matches. Real e5 vectors and queries are hard for a
+# graph: similarities are crowded (a query's 1st and 10th nearest at .85 / .83) and the local intrinsic
+# dimensionality is ~65 (synthetic clusters: ~20). At pgvector's defaults (m 16, ef_construction 64) recall@10
+# at ef_search 100 was .67 on 100k vectors made from real ones, .39 on 1M. Twice the neighbours, built with
+# a wider search, reach a given recall in about half the query time (m 32 / ef_construction 200: .95 at
+# ef_search 200, where m 16 needs 800), for ~5 times the build time (benchmarks/pg_hnsw.py; README).
+# Stores built before keep their graphs until rebuilt (`drop_vector_index` + `create_vector_index`):
+# a migration would rebuild a large store's graphs under the schema lock for hours.
+HNSW_M = 32
+HNSW_EF_CONSTRUCTION = 200
 # The source types (the chunks table's CHECK). Besides the HNSW graph of every chunk, each type has
 # its own: a search filtered to one type walks that graph only. (Only the per-type graphs, merged,
 # would cost no more to build or keep, but an unfiltered search would walk two graphs: server CPU
@@ -252,8 +259,8 @@ VECTOR_INDEXES: dict[str, sql.Composed] = {
 EF_SEARCH = 100
 # Filtered search: exact over the P chunks that pass costs P distances; the graph walk must step
 # over the chunks the filter drops, ~ef_search * N / P nodes of up to 2m neighbours each. Exact
-# wins while P < sqrt(2m * ef_search * N): 18,000 of 100k chunks at ef_search 100, 57,000 of 1M.
-# Measured on 100k chunks (benchmarks/store_scale.py): a 10% filter answered by the graph took
+# wins while P < sqrt(2m * ef_search * N): 25,000 of 100k chunks at m 32 and ef_search 100, 80,000 of 1M.
+# Measured on 100k chunks (benchmarks/store_scale.py, m 16): a 10% filter answered by the graph took
 # 31 ms at recall .95, exact search over the 10,000 chunks that pass is faster and exact.
 EXACT_SEARCH_FLOOR = 2_000
 # pgvector's default cap on the chunks an iterative scan visits; raised for big tables.
