@@ -231,7 +231,7 @@ MIGRATIONS: list[Migration] = [
 # graph: similarities are crowded (a query's 1st and 10th nearest at .85 / .83) and the local intrinsic
 # dimensionality is ~65 (synthetic clusters: ~20). At pgvector's defaults (m 16, ef_construction 64) recall@10
 # at ef_search 100 was .67 on 100k vectors made from real ones, .39 on 1M. Twice the neighbours, built with
-# a wider search, reach a given recall in about half the query time (m 32 / ef_construction 200: .95 at
+# a wider search, reach a given recall in about half the query time (100k, m 32 / ef_construction 200: .95 at
 # ef_search 200, where m 16 needs 800), for ~5 times the build time (benchmarks/pg_hnsw.py; README).
 # Stores built before keep their graphs until rebuilt (`drop_vector_index` + `create_vector_index`):
 # a migration would rebuild a large store's graphs under the schema lock for hours.
