@@ -358,7 +358,15 @@ def test_an_asker_answering_someone_elses_question_joins_it() -> None:
     assert decode(messages, picks)["a3"] == "b2"
 
 
-def test_an_asker_sharing_more_words_with_another_thread_joins_it() -> None:
-    messages = [*SERVING, msg("a3", "li", 3, "颐和园我也去过 免费的景点里最好")]
+def test_an_asker_stays_even_when_the_staff_line_shares_words_with_it() -> None:
+    # 「颐和园」 and 「景点」 are in the other conversation, but staff are in both: the asker goes on with theirs.
+    messages = [*SERVING, msg("a3", "li", 3, "酒店附近有景点吗 颐和园远吗")]
+    picks = {"a1": None, "b1": None, "a2": "a1", "b2": "b1", "a3": "b2"}
+    assert decode(messages, picks)["a3"] == "a2"
+
+
+def test_an_asker_sharing_more_words_with_a_conversation_between_others_joins_it() -> None:
+    other = msg("b2", "wang", 2, "颐和园免费 景点里最好")
+    messages = [*SERVING[:3], other, msg("a3", "li", 3, "颐和园我也去过 景点里最好")]
     picks = {"a1": None, "b1": None, "a2": "a1", "b2": "b1", "a3": "b2"}
     assert decode(messages, picks)["a3"] == "b2"

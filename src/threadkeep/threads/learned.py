@@ -451,7 +451,9 @@ def _asker_stays(index: int, choice: int, state: Decoding, structure: Structure)
     Whoever brought a problem or request talks about it until it is settled: their next line,
     put by the scores into a conversation between others that it shares no more words with than
     with their own, belongs to their own (a support group where staff serve several people at once,
-    each asker's 「那附近有酒店吗」 after staff's answer to someone else). It does not apply to an
+    each asker's 「那附近有酒店吗」 after staff's answer to someone else). When the line the scores
+    chose is by someone in the asker's own thread too (the staff serving both), shared words decide
+    nothing: both conversations are about the same hotels and products. It does not apply to an
     answer to a question there, which does join other people's threads, nor to a reaction
     (「收到」, "+1"): which line it answers is for the acknowledgement rule below."""
     me = state.speakers[index]
@@ -462,6 +464,8 @@ def _asker_stays(index: int, choice: int, state: Decoding, structure: Structure)
     mine = state.thread_of[own]
     if state.starters[mine] != me or mine not in state.open_threads:
         return -1
+    if state.speakers[choice] in state.members[mine]:
+        return mine
     words = state.tokens[index]
     return mine if len(words & state.words[mine]) >= len(words & state.words[chosen]) else -1
 
