@@ -392,7 +392,6 @@ def small_group_choice(index: int, choice: int, state: Decoding, structure: Stru
     The rules of `_small_group_rules`, then four on their result (unaddressed messages only):
 
     - an asker stays in their own conversation: see `_asker_stays`;
-
     - a wait the scores would start a thread with (「各位稍等，我们在排查登录问题」, 「收到，何经理稍等，
       我找技术同事看一下」) answers a report: it joins the latest open thread with a report by
       others, one the speaker has not spoken in (a wait by the reporter's own side is theirs);
