@@ -5,10 +5,11 @@
     python benchmarks/resolution.py --heldout        # adds the held-out chats: run once, at the end
 
 Corpora: `sample` (the shipped support group, labels in its gold.json); `tune-zh` / `tune-en`
-(the dev parts of `benchmarks/data/hand_chats` and all of `hand_chats_dev2`); with `--heldout`,
-`heldout-zh` / `heldout-en` (the heldout parts of `hand_chats`), `lead-zh` / `lead-en`
-(`hand_chats_lead`) and `lead2-zh` / `lead2-en` (`hand_chats_lead2`). The hand chats' labels are
-in `benchmarks/data/resolution_labels.json` (its `_notes` give the conventions); threads labelled
+(the dev parts of `benchmarks/data/hand_chats` and all of `hand_chats_dev2` and
+`hand_chats_dev3`); with `--heldout`, `heldout-zh` / `heldout-en` (the heldout parts of
+`hand_chats`), `lead-zh` / `lead-en` (`hand_chats_lead`) and `lead2-zh` / `lead2-en`
+(`hand_chats_lead2`). The hand chats' labels are in `benchmarks/data/resolution_labels.json`
+(its `_notes` give the conventions); threads labelled
 `none` (asking nothing: greetings, banter, announcements) are counted apart, not scored.
 
 Each gold thread of two or more messages is classified on its own (gold boundaries), so the
@@ -40,7 +41,7 @@ SAMPLE = ROOT / "src" / "threadkeep" / "samples" / "support_group"
 DATA = ROOT / "benchmarks" / "data"
 LABELS = DATA / "resolution_labels.json"
 STATES = ("resolved", "workaround", "open")
-TUNE_FOLDERS = ("hand_chats", "hand_chats_dev2")
+TUNE_FOLDERS = ("hand_chats", "hand_chats_dev2", "hand_chats_dev3")
 HELDOUT_FOLDERS = {"hand_chats": "heldout", "hand_chats_lead": "lead", "hand_chats_lead2": "lead2"}
 
 

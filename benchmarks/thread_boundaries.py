@@ -16,6 +16,10 @@ Corpora (`use` says what each may be used for):
   small group chats of `benchmarks/data/hand_chats` (`benchmarks/hand_chats.py`), dev / held-out;
 - hand2-zh-dev, hand2-en-dev: the second, harder set of hand-written dev chats
   (`benchmarks/data/hand_chats_dev2`, all dev);
+- hand3-zh-dev, hand3-en-dev: the third set of hand-written dev chats
+  (`benchmarks/data/hand_chats_dev3`, all dev);
+- lead-zh, lead-en, lead2-…, lead3-…, lead4-…: the lead's held-out sets of hand-written chats
+  (`benchmarks/data/hand_chats_lead*`, every chat held out: totals only, nothing chosen on them);
 - sample: the Chinese support group shipped in the package (a check, looked at while building
   the features; no parameter is fitted on it).
 
@@ -118,6 +122,22 @@ def corpora(synthetic: Path) -> list[Corpus]:
         keep = (lambda lang: lambda f: f.startswith(lang + "-"))(language)
         gold = gold_of(second / "dev" / "gold", keep)
         out.append(Corpus(f"hand2-{language}-dev", "dev", second / "dev" / "bundle", gold))
+    # The third dev set (benchmarks/data/hand_chats_dev3): dev chats only, new domains.
+    third = hand_chats.OUT.with_name("hand-chats-dev3")
+    hand_chats.write(third, hand_chats.DATA.with_name("hand_chats_dev3"))
+    for language in ("zh", "en"):
+        keep = (lambda lang: lambda f: f.startswith(lang + "-"))(language)
+        gold = gold_of(third / "dev" / "gold", keep)
+        out.append(Corpus(f"hand3-{language}-dev", "dev", third / "dev" / "bundle", gold))
+    # The lead's held-out sets (benchmarks/data/hand_chats_lead*): every chat held out, scored by language.
+    for data in sorted(hand_chats.DATA.parent.glob("hand_chats_lead*")):
+        name = data.name.removeprefix("hand_chats_")
+        folder = hand_chats.OUT.with_name(f"hand-chats-{name}")
+        hand_chats.write(folder, data)
+        for language in ("zh", "en"):
+            keep = (lambda lang: lambda f: f.startswith(lang + "-"))(language)
+            gold = gold_of(folder / "heldout" / "gold", keep)
+            out.append(Corpus(f"{name}-{language}", "held-out", folder / "heldout" / "bundle", gold))
     if (SAMPLE / "gold.json").exists():
         out.append(Corpus("sample", "check", SAMPLE, sample_gold(SAMPLE)))
     return out

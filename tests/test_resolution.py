@@ -27,6 +27,19 @@ def thread(*texts):
         (("点图标没反应", "麻烦把日志打包发一下", "好的"), "open"),
         (("点图标没反应", "我问一下产品同学，稍后回复"), "open"),
         (("点图标没反应",), "open"),
+        # Nothing was broken: an answer the asker takes settles it.
+        (
+            (
+                "landlord says the plumber comes thursday between 9 and 12",
+                "can someone be in? I have lectures",
+                ("u3", "I'm home thursday morning"),
+                ("u2", "👍"),
+            ),
+            "resolved",
+        ),
+        (("Acme asked if last week's exports were affected too", "only yesterday's, before 10", "perfect"), "resolved"),
+        # Something broken (a report, a code on the screen): the same exchange may be a workaround.
+        (("账号被锁了 E1107", "30 分钟后自动解锁，急用的话点忘记密码重置", "收到"), "workaround"),
     ],
 )
 def test_resolution_states(texts, state):

@@ -204,3 +204,17 @@ def test_a_confirmation_as_the_next_line_takes_the_thread_up_without_a_shared_wo
     # Someone who was not in the thread confirms something else.
     other = msg("w3", "sam", 60, "much better, full bars in my room")
     assert ["w3"] in resumed([*wifi, other], [["w1", "w2"], ["w3"]])
+
+
+def test_a_clarifying_question_takes_up_the_report_just_before_it() -> None:
+    # 「一直报」 (an alarm that keeps going off) is a report; staff's polite 「您好 麻烦看下…」 asks its author.
+    messages = [
+        msg("a1", "a", 0, "昨晚升级完固件 机器一直报主刷缠绕 根本没东西缠着"),
+        msg("a2", "a", 0.2, "清了三遍了"),
+        msg("k1", "kf", 1, "您好 麻烦看下app里固件版本是多少"),
+    ]
+    assert resumed(messages, [["a1", "a2"], ["k1"]]) == [["a1", "a2", "k1"]]
+    # After a greeting, which reports nothing, the same question is no answer to it.
+    messages[0] = msg("a1", "a", 0, "大家早上好")
+    messages[1] = msg("a2", "a", 0.2, "[表情]")
+    assert ["k1"] in resumed(messages, [["a1", "a2"], ["k1"]])

@@ -334,3 +334,39 @@ def test_a_chain_copy_joins_the_signup_even_after_an_idle_hour() -> None:
     groups, links = L.assign_learned(messages, NameIndex(messages), SETTINGS)
     assert ["s1", "s2", "s3"] in groups
     assert links["s3"] == "s2"
+
+
+# Staff serve two people at once; each asker goes on with their own request.
+SERVING = [
+    msg("a1", "li", 0, "帮我找个评分4.5以上的酒店"),
+    msg("a2", "staff", 1, "推荐北京饭店"),
+    msg("b1", "he", 1.5, "有没有免费的景点推荐"),
+    msg("b2", "staff", 2, "推荐颐和园"),
+]
+
+
+def test_an_asker_stays_in_their_own_conversation() -> None:
+    messages = [*SERVING, msg("a3", "li", 3, "它家价格多少")]
+    picks = {"a1": None, "b1": None, "a2": "a1", "b2": "b1", "a3": "b2"}  # the scores follow staff's last line
+    assert decode(messages, picks, rules=False)["a3"] == "b2"
+    assert decode(messages, picks)["a3"] == "a2"
+
+
+def test_an_asker_answering_someone_elses_question_joins_it() -> None:
+    messages = [*SERVING[:3], msg("b2", "staff", 2, "您想去哪个区？"), msg("a3", "li", 3, "海淀的就行")]
+    picks = {"a1": None, "b1": None, "a2": "a1", "b2": "b1", "a3": "b2"}
+    assert decode(messages, picks)["a3"] == "b2"
+
+
+def test_an_asker_stays_even_when_the_staff_line_shares_words_with_it() -> None:
+    # 「颐和园」 and 「景点」 are in the other conversation, but staff are in both: the asker goes on with theirs.
+    messages = [*SERVING, msg("a3", "li", 3, "酒店附近有景点吗 颐和园远吗")]
+    picks = {"a1": None, "b1": None, "a2": "a1", "b2": "b1", "a3": "b2"}
+    assert decode(messages, picks)["a3"] == "a2"
+
+
+def test_an_asker_sharing_more_words_with_a_conversation_between_others_joins_it() -> None:
+    other = msg("b2", "wang", 2, "颐和园免费 景点里最好")
+    messages = [*SERVING[:3], other, msg("a3", "li", 3, "颐和园我也去过 景点里最好")]
+    picks = {"a1": None, "b1": None, "a2": "a1", "b2": "b1", "a3": "b2"}
+    assert decode(messages, picks)["a3"] == "b2"

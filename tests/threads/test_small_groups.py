@@ -93,13 +93,20 @@ def test_a_fix_told_with_fine_now_confirms_it() -> None:
         "no hot water this morning, boiler says F22 again",
         "the sink won't drain",
         "点图标没反应",
+        "昨晚升级完固件 机器一直报主刷缠绕",
+        "热水器没热水了 屏幕上显示E3",
+        "楼道里灯坏了两天了",
+        "the staging server is down again",
+        "checkout keeps showing error 502",
     ],
 )
 def test_reports(text: str) -> None:
     assert is_report(text)
 
 
-@pytest.mark.parametrize("text", ["keeps going", "no worries", "the kitchen tap is working again"])
+@pytest.mark.parametrize(
+    "text", ["keeps going", "no worries", "the kitchen tap is working again", "3.1.4 的图标缓存有问题，清一下缓存就行"]
+)
 def test_not_reports(text: str) -> None:
     assert not is_report(text)
 

@@ -60,13 +60,18 @@ _CONFIRM_EN = re.compile(
 )
 _REPORT_ZH = re.compile(
     r"不了|不行|没反应|打不开|进不去|登不上|连不上|用不了|失败|报错|出错|错误|闪退|崩溃|卡住|卡死|一直卡|很卡|没到账|没收到|不显示|显示不|"
-    r"不见了|丢了|没了|异常|乱码|空白|黑屏|白屏|收不到|发不出"
+    r"不见了|丢了|没了|异常|乱码|空白|黑屏|白屏|收不到|发不出|"
+    # Devices and services that stopped doing their job, alarms and codes on a screen.
+    r"坏了|坏掉|故障|不工作|不亮|不转|不动|不响|不通|不出水|不制冷|不制热|不加热|没声音|没信号|"
+    r"没网|断网|掉线|没电|没热水|漏水|漏电|跳闸|堵了|死机|失灵|超时|过期|无法|一直报|误报|报警|告警|显示E\d|报E\d"
 )
 _REPORT_EN = _starting_with(
-    "[ecbfshlkn]",
+    "[ecbfshlkniwgtd]",
     r"\b(?:error|crash(?:es|ed)?|broken|fails?|failed|failing|stuck|freez(?:es|ing)|hangs?|leak(?:s|ing)?)\b"
     r"|\bkeeps? (?:dropping|crashing|failing|freezing|restarting|disconnecting|beeping|flashing|tripping|going off)\b"
-    r"|\bstops? (?:halfway|working|responding|charging|mid)|\bno (?:hot water|heating|power|internet|wifi|signal)\b",
+    r"|\bstops? (?:halfway|working|responding|charging|mid)|\bno (?:hot water|heating|power|internet|wifi|signal)\b"
+    r"|\b(?:is|went|goes) down\b|\bkeeps? (?:showing|saying|giving)\b|\b(?:error|status) ?(?:code )?\d{3}\b"
+    r"|\b(?:times?|timed) out\b|\bexpired\b|\bdenied\b|\bbroke\b|\bnot (?:working|loading|showing|syncing|charging)\b",
     re.IGNORECASE,
 )
 # "doesn't work" also matches the confirmation cue ("works"): negated, it is a report all the same.

@@ -41,6 +41,7 @@ class Decoding:
     started: list[float] = field(init=False, default_factory=list)
     last: list[float] = field(init=False, default_factory=list)
     members: list[set[int]] = field(init=False, default_factory=list)  # speakers of each thread
+    starters: list[int] = field(init=False, default_factory=list)  # who started each thread
     words: list[set[str]] = field(init=False, default_factory=list)  # content tokens of each thread
     tails: list[int] = field(init=False, default_factory=list)  # latest message of each thread
     content: list[bool] = field(init=False, default_factory=list)  # it has a message that is more than a reaction
@@ -71,6 +72,7 @@ class Decoding:
         self.started.append(now)
         self.last.append(now)
         self.members.append({self.speakers[index]})
+        self.starters.append(self.speakers[index])
         self.words.append(set(self.tokens[index]))
         self.tails.append(index)
         self.content.append(structure is None or not structure.slight[index])

@@ -389,8 +389,9 @@ def structure_of(prepared: F.Prepared, settings: ThreadSettings, reports: Sequen
 def small_group_choice(index: int, choice: int, state: Decoding, structure: Structure) -> int:
     """The parent after the small-group rules, given the scored `choice` (-1 = a new thread).
 
-    The rules of `_small_group_rules`, then three on their result (unaddressed messages only):
+    The rules of `_small_group_rules`, then four on their result (unaddressed messages only):
 
+    - an asker stays in their own conversation: see `_asker_stays`;
     - a wait the scores would start a thread with (「各位稍等，我们在排查登录问题」, 「收到，何经理稍等，
       我找技术同事看一下」) answers a report: it joins the latest open thread with a report by
       others, one the speaker has not spoken in (a wait by the reporter's own side is theirs);
@@ -409,6 +410,10 @@ def small_group_choice(index: int, choice: int, state: Decoding, structure: Stru
     if structure.addressed[index]:
         return choice
     me = state.speakers[index]
+    if choice >= 0:
+        mine = _asker_stays(index, choice, state, structure)
+        if mine >= 0:
+            return state.tails[mine]
     if choice < 0:
         if not structure.wait[index]:
             return choice
@@ -436,6 +441,32 @@ def small_group_choice(index: int, choice: int, state: Decoding, structure: Stru
         if state.speakers[answer] != me and not structure.slight[answer]:
             return answer
     return choice
+
+
+def _asker_stays(index: int, choice: int, state: Decoding, structure: Structure) -> int:
+    """The open thread the speaker started, when their message should go on there rather than in
+    the thread of `choice` (-1: no such thread).
+
+    Whoever brought a problem or request talks about it until it is settled: their next line,
+    put by the scores into a conversation between others that it shares no more words with than
+    with their own, belongs to their own (a support group where staff serve several people at once,
+    each asker's 「那附近有酒店吗」 after staff's answer to someone else). When the line the scores
+    chose is by someone in the asker's own thread too (the staff serving both), shared words decide
+    nothing: both conversations are about the same hotels and products. It does not apply to an
+    answer to a question there, which does join other people's threads, nor to a reaction
+    (「收到」, "+1"): which line it answers is for the acknowledgement rule below."""
+    me = state.speakers[index]
+    own = structure.previous_own[index]
+    chosen = state.thread_of[choice]
+    if own < 0 or me in state.members[chosen] or structure.asks[choice] or structure.reaction[index]:
+        return -1
+    mine = state.thread_of[own]
+    if state.starters[mine] != me or mine not in state.open_threads:
+        return -1
+    if state.speakers[choice] in state.members[mine]:
+        return mine
+    words = state.tokens[index]
+    return mine if len(words & state.words[mine]) >= len(words & state.words[chosen]) else -1
 
 
 def _small_group_rules(index: int, choice: int, state: Decoding, structure: Structure) -> int:

@@ -200,6 +200,7 @@ class _Reading:
     suggested_by: str | None = None
     done: bool = False  # the suggestion says it is already done (「已原路退回」, "fix is out")
     told: bool = False  # the thread opens telling a thing done ("morning, booked it"): taking it concludes
+    problem: bool = True  # it opens with a report or a how-to: an answer taken may still be a workaround
 
     def closes(self, message: Message) -> bool:
         """Does `message` (not the suggester's) conclude the thread?"""
@@ -215,10 +216,27 @@ class _Reading:
         if message.sender in self.earlier and _did(text):
             return True  # "Held it, light went green": one who was there before the suggestion did it
         # A fact needs only to be taken; so does an answer that says it is already done.
-        return (self.of_fact or (self.done and message.sender in self.earlier)) and _takes(text)
+        return (self.of_fact or not self.problem or (self.done and message.sender in self.earlier)) and _takes(text)
 
     def suggestion(self, message: Message) -> None:
         self.suggested_by, self.done, self.earlier = message.sender, bool(_DONE.search(message.text)), set(self.seen)
+
+
+# A code on a screen (E1107, E-21, F28, 0x80070005): what something broken shows.
+_ERROR_CODE = re.compile(r"(?<![A-Za-z0-9])(?:[A-Z]{1,3}-?\d{2,5}|0x[0-9a-fA-F]{4,})(?![A-Za-z0-9])")
+
+
+def _a_problem(spoken: Sequence[Message]) -> bool:
+    """The thread opens with something broken or a how-to: the opener's lines before anyone else
+    speaks report it (`cues.is_report`, an error code) or ask how to do something."""
+    opener = spoken[0].sender
+    for message in spoken:
+        if message.sender != opener:
+            return False
+        text = message.text.strip()
+        if is_report(text) or _ERROR_CODE.search(text) or _asks_how(text):
+            return True
+    return False
 
 
 def resolution_state(messages: Sequence[Message]) -> str:
@@ -226,7 +244,7 @@ def resolution_state(messages: Sequence[Message]) -> str:
     if not spoken:
         return "open"
     first = spoken[0].text.strip()
-    reading = _Reading(_of_fact(first), {spoken[0].sender}, told=reports_done(first))
+    reading = _Reading(_of_fact(first), {spoken[0].sender}, told=reports_done(first), problem=_a_problem(spoken))
     state = "open"
     for message in spoken:
         text = message.text.strip()
