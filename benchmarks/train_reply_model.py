@@ -12,7 +12,9 @@ Training data (train parts only):
   `nick:` prefixes taken out and timestamps spread within their minute (`--copies`): chats where
   people answer without naming whom then look like something the model has seen;
 - the `zh-crosswoz-mix` dev chats in the train part of `small_groups.part_of`;
-- the synthetic small groups of `benchmarks/small_groups.py`, train parts (`zh-train`, `en-train`).
+- the synthetic small groups of `benchmarks/small_groups.py`, train parts (`zh-train`, `en-train`);
+- with `--hand-train`, the first two hand-written dev sets (`hand_chats` dev part, `hand_chats_dev2`,
+  rows weighted `--weight-hand`); selection then reads the third (`hand_chats_dev3`) in their place.
 
 CrossWOZ dialogues (in the mix chats and the synthetic ones) are cut into one thread per request
 (`small_groups.request_cuts`): a customer's second request (a restaurant after the hotel) is a new
@@ -233,20 +235,36 @@ def train_corpora(settings: ThreadSettings, args: argparse.Namespace) -> list[Co
         ),
         corpus("sg-zh-train", SYNTHETIC / "zh-train", settings, thread_labels=whole),
         corpus("sg-en-train", SYNTHETIC / "en-train", settings, thread_labels=whole),
+        *(hand_train(settings) if args.hand_train else []),
     ]
 
 
-def dev_corpora(settings: ThreadSettings) -> list[Corpus]:
+def hand_train(settings: ThreadSettings) -> list[Corpus]:
+    """The first two hand-written dev sets as training data (the third stays dev)."""
+    second = HAND.with_name("hand-chats-dev2")
+    hand_chats.write(second, hand_chats.DATA.with_name("hand_chats_dev2"))
+    return [corpus("hand-train", HAND / "dev", settings), corpus("hand2-train", second / "dev", settings)]
+
+
+def dev_corpora(settings: ThreadSettings, hand_trained: bool = False) -> list[Corpus]:
     hand_chats.write(HAND)
-    return [
+    out = [
         corpus("irc-dev", BENCH / "dev", settings),
         corpus("gitter-dev", SHARED_BENCH / "gitter" / "dev", settings),
         corpus("zh-mix-dev", MIX, settings, lambda r: part_of(r) == "dev", relabel=cut_requests),
         corpus("sg-zh-dev", SYNTHETIC / "zh-dev", settings),
         corpus("sg-en-dev", SYNTHETIC / "en-dev", settings),
-        corpus("hand-zh-dev", HAND / "dev", settings, lambda r: r.startswith("zh-")),
-        corpus("hand-en-dev", HAND / "dev", settings, lambda r: r.startswith("en-")),
     ]
+    if not hand_trained:
+        return [
+            *out,
+            corpus("hand-zh-dev", HAND / "dev", settings, lambda r: r.startswith("zh-")),
+            corpus("hand-en-dev", HAND / "dev", settings, lambda r: r.startswith("en-")),
+        ]
+    # Trained on the first two hand-written dev sets, the third is what selection reads instead.
+    third = HAND.with_name("hand-chats-dev3")
+    hand_chats.write(third, hand_chats.DATA.with_name("hand_chats_dev3"))
+    return [*out, corpus("hand3-dev", third / "dev", settings)]
 
 
 # ----------------------------------------------------------------------------- LightGBM
@@ -474,6 +492,8 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--copies", type=int, default=1, help="augmented copies of each IRC train log")
     parser.add_argument("--weight-small", type=float, default=1.0, help="row weight of the non-IRC train chats")
+    parser.add_argument("--hand-train", action="store_true", help="train on the first two hand-written dev sets too")
+    parser.add_argument("--weight-hand", type=float, default=20.0, help="row weight of the hand-written train chats")
     parser.add_argument("--irc-share", type=float, default=0.5, help="share of the IRC train logs used")
     parser.add_argument("--prune", type=int, default=8, help="candidates kept per message after the additive stage")
     parser.add_argument("--stages", type=int, default=2)
@@ -511,14 +531,17 @@ def main() -> None:
         sources, devs = pickle.loads(args.cache.read_bytes())
     else:
         sources = train_corpora(settings, args)
-        devs = dev_corpora(settings)
+        devs = dev_corpora(settings, args.hand_train)
         if args.cache:
             import pickle
 
             args.cache.write_bytes(pickle.dumps((sources, devs), protocol=5))
     for source in sources:
         for conversation in source.conversations:
-            conversation.weight = 1.0 if source.name.startswith("irc") else args.weight_small
+            if source.name.startswith("irc"):
+                conversation.weight = 1.0
+            else:
+                conversation.weight = args.weight_hand if source.name.startswith("hand") else args.weight_small
     train = [c for source in sources for c in source.conversations]
     for source in sources:
         log(f"{source.name}: {len(source.conversations)} conversations")
