@@ -89,6 +89,15 @@ def sample_gold(folder: Path) -> dict:
     return out
 
 
+def by_language(name: str, use: str, folder: Path) -> list[Corpus]:
+    """One corpus per language of a written hand-chat part (`name` has a {} for the language)."""
+    out = []
+    for language in ("zh", "en"):
+        gold = gold_of(folder / "gold", lambda f, lang=language: f.startswith(lang + "-"))
+        out.append(Corpus(name.format(language), use, folder / "bundle", gold))
+    return out
+
+
 def corpora(synthetic: Path) -> list[Corpus]:
     mix = BENCH / "zh-crosswoz-mix" / "dev"
     out = [
@@ -108,36 +117,20 @@ def corpora(synthetic: Path) -> list[Corpus]:
             folder = synthetic / f"{language}-{part}"
             if folder.is_dir():
                 out.append(Corpus(f"sg-{language}-{part}", use, folder / "bundle", gold_of(folder / "gold")))
-    hand = hand_chats.OUT
-    hand_chats.write(hand)
+    hand_chats.write(hand_chats.OUT)
     for part, use in (("dev", "dev"), ("heldout", "held-out")):
-        folder = hand / part
-        for language in ("zh", "en"):
-            keep = (lambda lang: lambda f: f.startswith(lang + "-"))(language)
-            out.append(Corpus(f"hand-{language}-{part}", use, folder / "bundle", gold_of(folder / "gold", keep)))
-    # The second dev set (benchmarks/data/hand_chats_dev2): dev chats only, harder ones.
-    second = hand_chats.OUT.with_name("hand-chats-dev2")
-    hand_chats.write(second, hand_chats.DATA.with_name("hand_chats_dev2"))
-    for language in ("zh", "en"):
-        keep = (lambda lang: lambda f: f.startswith(lang + "-"))(language)
-        gold = gold_of(second / "dev" / "gold", keep)
-        out.append(Corpus(f"hand2-{language}-dev", "dev", second / "dev" / "bundle", gold))
-    # The third dev set (benchmarks/data/hand_chats_dev3): dev chats only, new domains.
-    third = hand_chats.OUT.with_name("hand-chats-dev3")
-    hand_chats.write(third, hand_chats.DATA.with_name("hand_chats_dev3"))
-    for language in ("zh", "en"):
-        keep = (lambda lang: lambda f: f.startswith(lang + "-"))(language)
-        gold = gold_of(third / "dev" / "gold", keep)
-        out.append(Corpus(f"hand3-{language}-dev", "dev", third / "dev" / "bundle", gold))
-    # The lead's held-out sets (benchmarks/data/hand_chats_lead*): every chat held out, scored by language.
+        out += by_language(f"hand-{{}}-{part}", use, hand_chats.OUT / part)
+    # The second and third dev sets (benchmarks/data/hand_chats_dev2, _dev3): dev chats only.
+    for number in (2, 3):
+        folder = hand_chats.OUT.with_name(f"hand-chats-dev{number}")
+        hand_chats.write(folder, hand_chats.DATA.with_name(f"hand_chats_dev{number}"))
+        out += by_language(f"hand{number}-{{}}-dev", "dev", folder / "dev")
+    # The lead's held-out sets (benchmarks/data/hand_chats_lead*): every chat held out.
     for data in sorted(hand_chats.DATA.parent.glob("hand_chats_lead*")):
         name = data.name.removeprefix("hand_chats_")
         folder = hand_chats.OUT.with_name(f"hand-chats-{name}")
         hand_chats.write(folder, data)
-        for language in ("zh", "en"):
-            keep = (lambda lang: lambda f: f.startswith(lang + "-"))(language)
-            gold = gold_of(folder / "heldout" / "gold", keep)
-            out.append(Corpus(f"{name}-{language}", "held-out", folder / "heldout" / "bundle", gold))
+        out += by_language(f"{name}-{{}}", "held-out", folder / "heldout")
     if (SAMPLE / "gold.json").exists():
         out.append(Corpus("sample", "check", SAMPLE, sample_gold(SAMPLE)))
     return out
