@@ -27,6 +27,7 @@ from threadkeep.model import Message
 from threadkeep.text import is_me_too, is_noise, token_set
 from threadkeep.threads.cues import asks, is_ack, is_confirmation, is_wait
 from threadkeep.threads.mentions import NameIndex
+from threadkeep.threads.rules import window_speakers
 
 WINDOW = 50  # earlier messages offered as parents
 FAR_SLOTS = 2  # addressees' latest messages further back than the window
@@ -421,7 +422,7 @@ def prepare(
         "address_rate": address_rate[:, None],
         "speakers_between": np.where(real, speakers_between, 0.0),
         "recent_speakers": recent_speakers[:, None],
-        "window_speakers": _window_speakers(speakers, BUSY_MESSAGES)[:, None],
+        "window_speakers": np.array(window_speakers(speakers.tolist(), BUSY_MESSAGES), dtype=np.float64)[:, None],
         "log_recent_messages": _log(recent_count.astype(np.float64))[:, None],
         "j_last_other": (last_other[i] == j) & real,
         "j_open_question": question[j] & (sj != si) & (next_other[j] >= i) & real,
@@ -512,22 +513,6 @@ def _turn_taking(speakers: np.ndarray, question: np.ndarray) -> tuple[np.ndarray
                 second = newest
             newest = index
     return last_other, next_other, latest_question
-
-
-def _window_speakers(speakers: np.ndarray, size: int) -> np.ndarray:
-    """Distinct speakers among each message's last `size` messages (itself included)."""
-    counts: dict[int, int] = {}
-    out = np.zeros(len(speakers))
-    spoken = speakers.tolist()
-    for index, own in enumerate(spoken):
-        counts[own] = counts.get(own, 0) + 1
-        if index >= size:
-            gone = spoken[index - size]
-            counts[gone] -= 1
-            if not counts[gone]:
-                del counts[gone]
-        out[index] = len(counts)
-    return out
 
 
 class ThreadState:

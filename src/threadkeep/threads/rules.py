@@ -47,21 +47,26 @@ class ThreadSettings:
     small_group: tuple[int, int] = (8, 40)  # at most this many people among this many messages: a small group
 
 
+def window_speakers(senders: Sequence[Hashable], size: int) -> list[int]:
+    """Distinct speakers among each message's last `size` messages (itself included)."""
+    counts: Counter = Counter()
+    out = []
+    for index, sender in enumerate(senders):
+        counts[sender] += 1
+        if index >= size:
+            gone = senders[index - size]
+            counts[gone] -= 1
+            if not counts[gone]:
+                del counts[gone]
+        out.append(len(counts))
+    return out
+
+
 def small_group_flags(senders: Sequence[Hashable], settings: ThreadSettings) -> list[bool]:
     """Per message, whether at most `settings.small_group` people wrote the latest messages up to it
     (a team, a family, a support group's quiet hours), not a busy open channel."""
     people, window = settings.small_group
-    counts: Counter = Counter()
-    flags = []
-    for index, sender in enumerate(senders):
-        counts[sender] += 1
-        if index >= window:
-            gone = senders[index - window]
-            counts[gone] -= 1
-            if not counts[gone]:
-                del counts[gone]
-        flags.append(len(counts) <= people)
-    return flags
+    return [count <= people for count in window_speakers(senders, window)]
 
 
 @dataclass(slots=True)
