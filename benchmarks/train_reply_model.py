@@ -13,8 +13,9 @@ Training data (train parts only):
   people answer without naming whom then look like something the model has seen;
 - the `zh-crosswoz-mix` dev chats in the train part of `small_groups.part_of`;
 - the synthetic small groups of `benchmarks/small_groups.py`, train parts (`zh-train`, `en-train`);
-- with `--hand-train`, the first two hand-written dev sets (`hand_chats` dev part, `hand_chats_dev2`,
-  rows weighted `--weight-hand`); selection then reads the third (`hand_chats_dev3`) in their place.
+- with `--hand-train`, the hand-written sets of `HAND_TRAIN_SETS` (`hand_chats` dev part,
+  `hand_chats_dev2`, the `hand_chats_train*` sets written as training data; rows weighted
+  `--weight-hand`, labels as `--hand-labels`); selection then reads `hand_chats_dev3` in their place.
 
 CrossWOZ dialogues (in the mix chats and the synthetic ones) are cut into one thread per request
 (`small_groups.request_cuts`): a customer's second request (a restaurant after the hotel) is a new
@@ -235,15 +236,27 @@ def train_corpora(settings: ThreadSettings, args: argparse.Namespace) -> list[Co
         ),
         corpus("sg-zh-train", SYNTHETIC / "zh-train", settings, thread_labels=whole),
         corpus("sg-en-train", SYNTHETIC / "en-train", settings, thread_labels=whole),
-        *(hand_train(settings) if args.hand_train else []),
+        *(hand_train(settings, args.hand_labels) if args.hand_train else []),
     ]
 
 
-def hand_train(settings: ThreadSettings) -> list[Corpus]:
-    """The first two hand-written dev sets as training data (the third stays dev)."""
-    second = HAND.with_name("hand-chats-dev2")
-    hand_chats.write(second, hand_chats.DATA.with_name("hand_chats_dev2"))
-    return [corpus("hand-train", HAND / "dev", settings), corpus("hand2-train", second / "dev", settings)]
+# The dev parts of these sets; `hand_chats_dev3` stays dev.
+HAND_TRAIN_SETS = ("hand_chats", "hand_chats_dev2", "hand_chats_train1")
+
+
+def hand_train(settings: ThreadSettings, labels: str) -> list[Corpus]:
+    """The dev parts of `HAND_TRAIN_SETS` as training data.
+
+    With `labels` "thread", every earlier message of a gold thread is a right parent (as for the
+    derived-link chats): the files give a parent only where it is not the previous message of the
+    thread, and a conclusion addressed to the reporter answers the report, not the staff's wait.
+    """
+    out = []
+    for folder in HAND_TRAIN_SETS:
+        written = HAND.with_name(folder.replace("_", "-"))
+        hand_chats.write(written, hand_chats.DATA.with_name(folder))
+        out.append(corpus(f"{folder}-train", written / "dev", settings, thread_labels=labels == "thread"))
+    return out
 
 
 def dev_corpora(settings: ThreadSettings, hand_trained: bool = False) -> list[Corpus]:
@@ -494,6 +507,12 @@ def main() -> None:
     parser.add_argument("--weight-small", type=float, default=1.0, help="row weight of the non-IRC train chats")
     parser.add_argument("--hand-train", action="store_true", help="train on the first two hand-written dev sets too")
     parser.add_argument("--weight-hand", type=float, default=20.0, help="row weight of the hand-written train chats")
+    parser.add_argument(
+        "--hand-labels",
+        choices=("thread", "links"),
+        default="thread",
+        help="hand-written train chats: any earlier message of the gold thread is a right parent, or the file's links",
+    )
     parser.add_argument("--irc-share", type=float, default=0.5, help="share of the IRC train logs used")
     parser.add_argument("--prune", type=int, default=8, help="candidates kept per message after the additive stage")
     parser.add_argument("--stages", type=int, default=2)
