@@ -18,7 +18,9 @@ Corpora (`use` says what each may be used for):
   (`benchmarks/data/hand_chats_dev2`, all dev);
 - hand3-zh-dev, hand3-en-dev: the third set of hand-written dev chats
   (`benchmarks/data/hand_chats_dev3`, all dev);
-- lead-zh, lead-en, lead2-…, lead3-…, lead4-…: the lead's held-out sets of hand-written chats
+- train1-zh, train1-en, train2-…, train3-…: the hand-written training sets
+  (`benchmarks/data/hand_chats_train*`), trained on only by `train_reply_model.py --hand-train`;
+- lead-zh, lead-en, lead2-…, lead3-…, lead4-…, lead5-…: the lead's held-out sets of hand-written chats
   (`benchmarks/data/hand_chats_lead*`, every chat held out: totals only, nothing chosen on them);
 - sample: the Chinese support group shipped in the package (a check, looked at while building
   the features; no parameter is fitted on it).
@@ -125,6 +127,12 @@ def corpora(synthetic: Path) -> list[Corpus]:
         folder = hand_chats.OUT.with_name(f"hand-chats-dev{number}")
         hand_chats.write(folder, hand_chats.DATA.with_name(f"hand_chats_dev{number}"))
         out += by_language(f"hand{number}-{{}}-dev", "dev", folder / "dev")
+    # The hand-written training sets (benchmarks/data/hand_chats_train*, `train_reply_model.py --hand-train`).
+    for data in sorted(hand_chats.DATA.parent.glob("hand_chats_train*")):
+        name = data.name.removeprefix("hand_chats_")
+        folder = hand_chats.OUT.with_name(f"hand-chats-{name}")
+        hand_chats.write(folder, data)
+        out += by_language(f"{name}-{{}}", "train", folder / "dev")
     # The lead's held-out sets (benchmarks/data/hand_chats_lead*): every chat held out.
     for data in sorted(hand_chats.DATA.parent.glob("hand_chats_lead*")):
         name = data.name.removeprefix("hand_chats_")

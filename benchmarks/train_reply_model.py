@@ -15,17 +15,18 @@ Training data (train parts only):
 - the synthetic small groups of `benchmarks/small_groups.py`, train parts (`zh-train`, `en-train`);
 - with `--hand-train`, the hand-written sets of `HAND_TRAIN_SETS` (`hand_chats` dev part,
   `hand_chats_dev2`, the `hand_chats_train*` sets written as training data; rows weighted
-  `--weight-hand`, labels as `--hand-labels`); selection then reads `hand_chats_dev3` in their place.
+  `--weight-hand`, labels as `--hand-labels`); selection then reads `hand_chats_dev3` in their place
+  (without it, the first hand-written dev set's dev chats).
 
 CrossWOZ dialogues (in the mix chats and the synthetic ones) are cut into one thread per request
 (`small_groups.request_cuts`): a customer's second request (a restaurant after the hotel) is a new
 thread, as a second report is in a support group.
 
 Dev parts (IRC dev, Gitter dev, the mix chats and synthetic chats of the dev part, the hand-written
-dev chats of `benchmarks/data/hand_chats`) are only scored, to choose between settings: the
-self-link bias is the one with the best mean VI + exact F over them while IRC dev stays at
-VI >= 93 and exact F >= 40 (when any bias does). The held-out parts are never read here.
-The run is deterministic (LightGBM's seeds are fixed).
+dev chats of `benchmarks/data/hand_chats` or, with `--hand-train`, `hand_chats_dev3`) are only
+scored, to choose between settings: the self-link bias is the one with the best mean VI + exact F
+over them while IRC dev stays at VI >= 93 and exact F >= 40 (when any bias does). The held-out
+parts are never read here. The run is deterministic (LightGBM's seeds are fixed).
 
 The cascade (see `threads/learned.py`):
 1. an additive LightGBM ranker (each tree on one feature) over every candidate, compiled
@@ -241,7 +242,7 @@ def train_corpora(settings: ThreadSettings, args: argparse.Namespace) -> list[Co
 
 
 # The dev parts of these sets; `hand_chats_dev3` stays dev.
-HAND_TRAIN_SETS = ("hand_chats", "hand_chats_dev2", "hand_chats_train1")
+HAND_TRAIN_SETS = ("hand_chats", "hand_chats_dev2", "hand_chats_train1", "hand_chats_train2", "hand_chats_train3")
 
 
 def hand_train(settings: ThreadSettings, labels: str) -> list[Corpus]:
@@ -505,8 +506,8 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--copies", type=int, default=1, help="augmented copies of each IRC train log")
     parser.add_argument("--weight-small", type=float, default=1.0, help="row weight of the non-IRC train chats")
-    parser.add_argument("--hand-train", action="store_true", help="train on the first two hand-written dev sets too")
-    parser.add_argument("--weight-hand", type=float, default=20.0, help="row weight of the hand-written train chats")
+    parser.add_argument("--hand-train", action="store_true", help="train on the hand-written train chats too")
+    parser.add_argument("--weight-hand", type=float, default=5.0, help="row weight of the hand-written train chats")
     parser.add_argument(
         "--hand-labels",
         choices=("thread", "links"),
@@ -609,9 +610,11 @@ def main() -> None:
         "training": {
             "data": "train parts: Ubuntu IRC disentanglement train (Kummerfeld et al. 2019, CC-BY-4.0, "
             "--irc-share of its logs), zh-crosswoz-mix dev chats of the train part, synthetic small groups "
-            "(benchmarks/small_groups.py: CrossWOZ, LoCoMo, LongMemEval dialogues) of the train part; "
+            "(benchmarks/small_groups.py: CrossWOZ, LoCoMo, LongMemEval dialogues) of the train part, "
+            f"with --hand-train hand-written chats of benchmarks/data/{{{', '.join(HAND_TRAIN_SETS)}}}; "
             "CrossWOZ dialogues cut into one thread per request (small_groups.request_cuts); "
-            "dev parts (with the hand-written dev chats of benchmarks/data/hand_chats) used only to compare settings",
+            "dev parts (with the hand-written dev chats of benchmarks/data/hand_chats, or _dev3 with --hand-train) "
+            "used only to compare settings",
             "sources": {source.name: len(source.conversations) for source in sources},
             "command": " ".join(["python benchmarks/train_reply_model.py", *sys.argv[1:]]),
             "library": f"lightgbm {lightgbm.__version__}",

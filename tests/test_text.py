@@ -1,6 +1,6 @@
 import pytest
 
-from threadkeep.text import content_tokens, is_noise, is_question, tokenize
+from threadkeep.text import content_tokens, is_me_too, is_noise, is_question, tokenize
 
 
 @pytest.mark.parametrize(
@@ -53,3 +53,18 @@ def test_tokens_do_not_depend_on_spaces_and_keep_codes_whole():
 )
 def test_questions(text, expected):
     assert is_question(text) is expected
+
+
+@pytest.mark.parametrize(
+    "text, joins",
+    [
+        ("+1 我也是 升级完就这样", True),
+        ("我也老报 E1024 但我文件名里没有特殊符号啊", True),
+        ("我也一直出现这个提示", True),
+        ("same here, getting E1024 too", True),
+        ("我也好了", False),  # a confirmation, not a report
+        ("我也想问一下发票的事", False),
+    ],
+)
+def test_me_too_includes_a_report_verb_after_wo_ye(text, joins):
+    assert is_me_too(text) is joins

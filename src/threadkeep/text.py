@@ -170,12 +170,14 @@ def is_noise(text: str) -> bool:
 
 
 _ME_TOO = re.compile(
-    r"^\s*(?:\+1|同问|同求|我也是|我也一样|我也遇到|我也碰到|我这也|我这边也|我们也|一样的|me too|same here|same)", re.I
+    r"^\s*(?:\+1|同问|同求|我也是|我也一样|我也(?:老|总|经常|一直)?(?:报|出现|遇到|碰到)|我这也|我这边也|我们也|一样的"
+    r"|me too|same here|same)",
+    re.I,
 )
 
 
 def is_me_too(text: str) -> bool:
-    """「+1 我也是 华为 mate60」, 「同问 vivo 也是」: someone joining another person's report."""
+    """「+1 我也是 华为 mate60」, 「同问 vivo 也是」, 「我也老报 E1024」: someone joining another person's report."""
     return bool(_ME_TOO.match(text))
 
 

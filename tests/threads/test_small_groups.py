@@ -345,3 +345,15 @@ def test_a_question_sharing_words_with_the_conversation_joins_it() -> None:
     ]
     prepared = prepare_conversation(messages, NameIndex(messages), SETTINGS)
     assert decode_with(messages, {}, fresh=fresh_questions(prepared))[2] == 1
+
+
+def test_a_me_too_joins_the_report_it_shares_most_words_with() -> None:
+    messages = [
+        msg("1", "ann", 0, "同步一直报 E1024 文件名里没有特殊符号"),
+        msg("2", "bob", 1, "点了图标没反应"),
+        msg("3", "xi", 2, "@bob 什么版本", mentions=("bob",)),
+        msg("4", "bob", 3, "3.2.0 没反应"),
+        msg("5", "carl", 4, "我也老报 E1024 文件名也没有特殊符号 没反应"),
+    ]
+    threads = assign(messages)
+    assert thread_of(threads, "5") == ["1", "5"]

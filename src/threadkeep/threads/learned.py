@@ -453,12 +453,14 @@ def _asker_stays(index: int, choice: int, state: Decoding, structure: Structure)
     each asker's 「那附近有酒店吗」 after staff's answer to someone else). When the line the scores
     chose is by someone in the asker's own thread too (the staff serving both), shared words decide
     nothing: both conversations are about the same hotels and products. It does not apply to an
-    answer to a question there, which does join other people's threads, nor to a reaction
-    (「收到」, "+1"): which line it answers is for the acknowledgement rule below."""
+    answer to a question there, which does join other people's threads (a confirmation such as
+    "hot water is back" answers nobody's question), nor to a reaction (「收到」, "+1"): which line
+    it answers is for the acknowledgement rule below."""
     me = state.speakers[index]
     own = structure.previous_own[index]
     chosen = state.thread_of[choice]
-    if own < 0 or me in state.members[chosen] or structure.asks[choice] or structure.reaction[index]:
+    answers = structure.asks[choice] and not structure.confirm[index]
+    if own < 0 or me in state.members[chosen] or answers or structure.reaction[index]:
         return -1
     mine = state.thread_of[own]
     if state.starters[mine] != me or mine not in state.open_threads:
@@ -525,13 +527,13 @@ def _small_group_rules(index: int, choice: int, state: Decoding, structure: Stru
                 return previous
         return choice
     chosen = state.thread_of[choice]
-    if state.tokens[index] & state.words[chosen]:
-        return choice
     if structure.me_too[index]:
         mine = state.tokens[index]
         shared = [(len(mine & state.words[t]), state.tails[t]) for t in state.open_threads if t != chosen]
         best = max(shared, default=(0, -1))
-        return best[1] if best[0] > 0 else choice
+        return best[1] if best[0] > len(mine & state.words[chosen]) else choice
+    if state.tokens[index] & state.words[chosen]:
+        return choice
     if structure.slight[index]:
         return choice
     me = state.speakers[index]
