@@ -486,9 +486,10 @@ def _small_group_rules(index: int, choice: int, state: Decoding, structure: Stru
       than `merge_gap` after an unanswered question by someone else (nobody but its asker has
       spoken in its thread), answers it (a question and its answer two minutes later); a reply
       typed in the same minute in a busy channel is more often someone's other conversation;
-    - a "me too" that shares no word with the thread the scores chose joins the open thread it
-      shares most words with (「+1 我也一直转圈」 to 「一直转圈同步失败」, not to the exchange
-      just before it);
+    - a "me too" joins the open thread it shares most words with, when that is more than it
+      shares with the thread the scores chose (「+1 我也一直转圈」 to 「一直转圈同步失败」, not to
+      the exchange just before it; 「我也老报 E1024」 to the E1024 report, not to its speaker's
+      earlier "me too" in another one);
     - a new report: a report (`cues.is_report`: 「充值没到账」, "the app crashes") that shares
       no word with the thread the scores chose, by someone who has not spoken in it, starts a
       thread, unless it comes right after someone else's question (「应该不行吧」 answers it);
