@@ -187,6 +187,13 @@ def write(out: Path, folder: Path = DATA) -> dict[str, int]:
     return counts
 
 
+def build(name: str) -> Path:
+    """Write the set `benchmarks/data/<name>` into `build/<name with dashes>` and return that folder."""
+    out = OUT.with_name(name.replace("_", "-"))
+    write(out, DATA.with_name(name))
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=OUT)

@@ -119,26 +119,18 @@ def corpora(synthetic: Path) -> list[Corpus]:
             folder = synthetic / f"{language}-{part}"
             if folder.is_dir():
                 out.append(Corpus(f"sg-{language}-{part}", use, folder / "bundle", gold_of(folder / "gold")))
-    hand_chats.write(hand_chats.OUT)
+    first = hand_chats.build("hand_chats")
     for part, use in (("dev", "dev"), ("heldout", "held-out")):
-        out += by_language(f"hand-{{}}-{part}", use, hand_chats.OUT / part)
+        out += by_language(f"hand-{{}}-{part}", use, first / part)
     # The second and third dev sets (benchmarks/data/hand_chats_dev2, _dev3): dev chats only.
     for number in (2, 3):
-        folder = hand_chats.OUT.with_name(f"hand-chats-dev{number}")
-        hand_chats.write(folder, hand_chats.DATA.with_name(f"hand_chats_dev{number}"))
-        out += by_language(f"hand{number}-{{}}-dev", "dev", folder / "dev")
-    # The hand-written training sets (benchmarks/data/hand_chats_train*, `train_reply_model.py --hand-train`).
-    for data in sorted(hand_chats.DATA.parent.glob("hand_chats_train*")):
-        name = data.name.removeprefix("hand_chats_")
-        folder = hand_chats.OUT.with_name(f"hand-chats-{name}")
-        hand_chats.write(folder, data)
-        out += by_language(f"{name}-{{}}", "train", folder / "dev")
-    # The lead's held-out sets (benchmarks/data/hand_chats_lead*): every chat held out.
-    for data in sorted(hand_chats.DATA.parent.glob("hand_chats_lead*")):
-        name = data.name.removeprefix("hand_chats_")
-        folder = hand_chats.OUT.with_name(f"hand-chats-{name}")
-        hand_chats.write(folder, data)
-        out += by_language(f"{name}-{{}}", "held-out", folder / "heldout")
+        out += by_language(f"hand{number}-{{}}-dev", "dev", hand_chats.build(f"hand_chats_dev{number}") / "dev")
+    # The hand-written training sets (`train_reply_model.py --hand-train`) and the lead's held-out
+    # sets (every chat held out: totals only), benchmarks/data/hand_chats_train*, _lead*.
+    for pattern, use, part in (("train", "train", "dev"), ("lead", "held-out", "heldout")):
+        for data in sorted(hand_chats.DATA.parent.glob(f"hand_chats_{pattern}*")):
+            name = data.name.removeprefix("hand_chats_")
+            out += by_language(f"{name}-{{}}", use, hand_chats.build(data.name) / part)
     if (SAMPLE / "gold.json").exists():
         out.append(Corpus("sample", "check", SAMPLE, sample_gold(SAMPLE)))
     return out

@@ -69,7 +69,6 @@ BENCH = SHARED_BENCH / "irc"
 OUT = ROOT / "src" / "threadkeep" / "threads" / "reply_model.json"
 SCORER = SHARED_BENCH / "tools" / "score_threads.py"
 MIX = SHARED_BENCH / "zh-crosswoz-mix" / "dev"
-HAND = hand_chats.OUT
 FEATURES = F.FEATURES + L.SCORE_FEATURES
 SELF_BIASES = tuple(step / 8 for step in range(-8, 5))  # -1, -0.875, ..., +0.5
 _PREFIX = re.compile(r"^\s*([^\s:,，：]{1,40})\s*[:,，：]\s*")
@@ -252,16 +251,14 @@ def hand_train(settings: ThreadSettings, labels: str) -> list[Corpus]:
     derived-link chats): the files give a parent only where it is not the previous message of the
     thread, and a conclusion addressed to the reporter answers the report, not the staff's wait.
     """
+    whole = labels == "thread"
     out = []
-    for folder in HAND_TRAIN_SETS:
-        written = HAND.with_name(folder.replace("_", "-"))
-        hand_chats.write(written, hand_chats.DATA.with_name(folder))
-        out.append(corpus(f"{folder}-train", written / "dev", settings, thread_labels=labels == "thread"))
+    for name in HAND_TRAIN_SETS:
+        out.append(corpus(f"{name}-train", hand_chats.build(name) / "dev", settings, thread_labels=whole))
     return out
 
 
 def dev_corpora(settings: ThreadSettings, hand_trained: bool = False) -> list[Corpus]:
-    hand_chats.write(HAND)
     out = [
         corpus("irc-dev", BENCH / "dev", settings),
         corpus("gitter-dev", SHARED_BENCH / "gitter" / "dev", settings),
@@ -270,15 +267,14 @@ def dev_corpora(settings: ThreadSettings, hand_trained: bool = False) -> list[Co
         corpus("sg-en-dev", SYNTHETIC / "en-dev", settings),
     ]
     if not hand_trained:
+        first = hand_chats.build("hand_chats") / "dev"
         return [
             *out,
-            corpus("hand-zh-dev", HAND / "dev", settings, lambda r: r.startswith("zh-")),
-            corpus("hand-en-dev", HAND / "dev", settings, lambda r: r.startswith("en-")),
+            corpus("hand-zh-dev", first, settings, lambda r: r.startswith("zh-")),
+            corpus("hand-en-dev", first, settings, lambda r: r.startswith("en-")),
         ]
-    # Trained on the first two hand-written dev sets, the third is what selection reads instead.
-    third = HAND.with_name("hand-chats-dev3")
-    hand_chats.write(third, hand_chats.DATA.with_name("hand_chats_dev3"))
-    return [*out, corpus("hand3-dev", third / "dev", settings)]
+    # Trained on the hand-written train sets, the third dev set is what selection reads instead.
+    return [*out, corpus("hand3-dev", hand_chats.build("hand_chats_dev3") / "dev", settings)]
 
 
 # ----------------------------------------------------------------------------- LightGBM
