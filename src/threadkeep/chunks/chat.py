@@ -68,6 +68,9 @@ def chunk_thread(thread: Thread, messages: Mapping[str, Message]) -> Chunk | Non
     return _whole(thread, spoken, _Lines(spoken)) if spoken else None
 
 
+# The thread's first line (the report, the question) opens every window, so the window with the
+# conclusion also holds what it concludes; not when that line alone would take more than this share.
+OPENER_SHARE = 3
 # A count may be off by this much when a thread's is summed from its lines' (a line that starts with
 # a space, say); closer than this to the limit, the thread is counted whole, so windows are as exact.
 SUM_SLACK = 2
@@ -78,8 +81,9 @@ def chunk_thread_windows(
 ) -> list[Chunk]:
     """One chunk per thread; a thread longer than `max_tokens` becomes overlapping windows of its messages.
 
-    Each window repeats the last message of the one before, so an answer is never cut
-    from the line it answers; windows keep the whole thread's resolution and media flags.
+    Each window opens with the thread's first line (what the thread is about) and repeats the
+    last message of the one before, so an answer is never cut from the line it answers nor a
+    conclusion from the report; windows keep the whole thread's resolution and media flags.
 
     The model tokenizes every input again when it embeds it, so this tokenizes as little as it can:
     nothing when the text has fewer characters than the limit (a token holds at least one, but for
@@ -102,13 +106,19 @@ def chunk_thread_windows(
         summed <= max_tokens + SUM_SLACK and count_tokens(whole.embedding_input) <= max_tokens
     ):
         return [whole]
+    opener = next((k for k, line in enumerate(lines.said) if line is not None), None)
+    if opener is not None and costs[opener] > max_tokens // OPENER_SHARE:
+        opener = None
     windows: list[list[int]] = [[]]  # positions in `spoken`
     used = 0
     for position, cost in enumerate(costs):
         if windows[-1] and used + cost > max_tokens:
             carried = windows[-1][-1]
-            windows.append([carried])
-            used = costs[carried]
+            head = [carried]
+            if opener is not None and opener < carried and costs[opener] + costs[carried] + cost <= max_tokens:
+                head.insert(0, opener)
+            windows.append(head)
+            used = sum(costs[k] for k in head)
         windows[-1].append(position)
         used += cost
     chunks = []
