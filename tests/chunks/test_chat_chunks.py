@@ -1,9 +1,9 @@
-from conftest import message
+import itertools
 
+from conftest import message
 from threadkeep.chunks.chat import chunk_thread_windows
 from threadkeep.model import Thread
 from threadkeep.readers.bundle import parse_message
-
 
 NAMES = {"zhang": "张", "li": "客服-小李"}
 
@@ -36,7 +36,7 @@ def test_every_window_of_a_long_thread_opens_with_the_report_and_stays_within_th
 def test_a_window_still_repeats_the_line_before_it() -> None:
     thread, messages = long_thread(30)
     chunks = chunk_thread_windows(thread, messages, words, max_tokens=40)
-    for previous, current in zip(chunks, chunks[1:], strict=False):
+    for previous, current in itertools.pairwise(chunks):
         assert current.evidence_ids[1] == previous.evidence_ids[-1]
 
 
