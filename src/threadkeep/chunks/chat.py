@@ -13,7 +13,7 @@ from dataclasses import replace
 from threadkeep.chunks import chunk_id
 from threadkeep.model import Chunk, Message, Thread
 from threadkeep.text import is_noise
-from threadkeep.threads.resolution import resolution_state
+from threadkeep.threads.resolution import conclusion, resolution_state
 
 
 def transcript_line(message: Message) -> str:
@@ -68,9 +68,10 @@ def chunk_thread(thread: Thread, messages: Mapping[str, Message]) -> Chunk | Non
     return _whole(thread, spoken, _Lines(spoken)) if spoken else None
 
 
-# The thread's first line (the report, the question) opens every window, so the window with the
-# conclusion also holds what it concludes; not when that line alone would take more than this share.
-OPENER_SHARE = 3
+# The lines every window of a long thread holds (its first line, the answer taken and its
+# confirmation) take at most this share of a window, so the answer, often the longest line (a
+# numbered procedure), still fits beside the report; what would exceed it is not held.
+HELD_SHARE = 2 / 3
 # A count may be off by this much when a thread's is summed from its lines' (a line that starts with
 # a space, say); closer than this to the limit, the thread is counted whole, so windows are as exact.
 SUM_SLACK = 2
@@ -81,9 +82,10 @@ def chunk_thread_windows(
 ) -> list[Chunk]:
     """One chunk per thread; a thread longer than `max_tokens` becomes overlapping windows of its messages.
 
-    Each window opens with the thread's first line (what the thread is about) and repeats the
-    last message of the one before, so an answer is never cut from the line it answers nor a
-    conclusion from the report; windows keep the whole thread's resolution and media flags.
+    Each window repeats the last message of the one before, so an answer is never cut from the
+    line it answers, and holds the thread's first line (what it is about) and its conclusion (the
+    answer taken, the confirmation: `resolution.conclusion`), so whichever window a question finds
+    shows the report with its fix. Windows keep the whole thread's resolution and media flags.
 
     The model tokenizes every input again when it embeds it, so this tokenizes as little as it can:
     nothing when the text has fewer characters than the limit (a token holds at least one, but for
@@ -106,21 +108,20 @@ def chunk_thread_windows(
         summed <= max_tokens + SUM_SLACK and count_tokens(whole.embedding_input) <= max_tokens
     ):
         return [whole]
-    opener = next((k for k, line in enumerate(lines.said) if line is not None), None)
-    if opener is not None and costs[opener] > max_tokens // OPENER_SHARE:
-        opener = None
-    windows: list[list[int]] = [[]]  # positions in `spoken`
+    held = _held_in_every_window(spoken, lines, costs, max_tokens)
+    budget = max_tokens - sum(costs[k] for k in held)
+    windows: list[list[int]] = [[]]  # positions in `spoken`, without the held ones
     used = 0
     for position, cost in enumerate(costs):
-        if windows[-1] and used + cost > max_tokens:
+        if position in held:
+            continue
+        if windows[-1] and used + cost > budget:
             carried = windows[-1][-1]
-            head = [carried]
-            if opener is not None and opener < carried and costs[opener] + costs[carried] + cost <= max_tokens:
-                head.insert(0, opener)
-            windows.append(head)
-            used = sum(costs[k] for k in head)
+            windows.append([carried])
+            used = costs[carried]
         windows[-1].append(position)
         used += cost
+    windows = [sorted({*window, *held}) for window in windows]
     chunks = []
     for window in windows:
         text, embedding_input = lines.chunk_text(window)
@@ -136,3 +137,19 @@ def chunk_thread_windows(
             )
         )
     return chunks
+
+
+def _held_in_every_window(spoken: Sequence[Message], lines: _Lines, costs: Sequence[int], max_tokens: int) -> set[int]:
+    """Positions of the opening line and the conclusion's lines, as many as fit in `HELD_SHARE` of a window."""
+    opener = next((k for k, line in enumerate(lines.said) if line is not None), None)
+    settling = {message.id for message in conclusion(spoken)}
+    wanted = [] if opener is None else [opener]
+    wanted += [k for k, message in enumerate(spoken) if message.id in settling and k != opener]
+    held: set[int] = set()
+    room = int(max_tokens * HELD_SHARE)
+    for position in wanted:
+        if costs[position] > room:
+            continue
+        held.add(position)
+        room -= costs[position]
+    return held

@@ -198,6 +198,7 @@ class _Reading:
     seen: set[str] = field(default_factory=set)  # who has spoken
     earlier: set[str] = field(default_factory=set)  # who had spoken before the suggestion
     suggested_by: str | None = None
+    suggested: Message | None = None  # the suggester's fullest line before the confirmation
     done: bool = False  # the suggestion says it is already done (「已原路退回」, "fix is out")
     told: bool = False  # the thread opens telling a thing done ("morning, booked it"): taking it concludes
     problem: bool = True  # it opens with a report or a how-to: an answer taken may still be a workaround
@@ -219,7 +220,8 @@ class _Reading:
         return (self.of_fact or not self.problem or (self.done and message.sender in self.earlier)) and _takes(text)
 
     def suggestion(self, message: Message) -> None:
-        self.suggested_by, self.done, self.earlier = message.sender, bool(_DONE.search(message.text)), set(self.seen)
+        self.suggested, self.suggested_by = message, message.sender
+        self.done, self.earlier = bool(_DONE.search(message.text)), set(self.seen)
 
 
 # A code on a screen (E1107, E-21, F28, 0x80070005): what something broken shows.
@@ -240,25 +242,38 @@ def _a_problem(spoken: Sequence[Message]) -> bool:
 
 
 def resolution_state(messages: Sequence[Message]) -> str:
+    return _read(messages)[0]
+
+
+def conclusion(messages: Sequence[Message]) -> tuple[Message, ...]:
+    """The lines that settle the thread, in order: the answer taken and the line confirming it
+    ("resolved"), or the answer alone ("workaround"); none while it is open."""
+    _, suggested, closer = _read(messages)
+    return tuple(message for message in (suggested, closer) if message is not None)
+
+
+def _read(messages: Sequence[Message]) -> tuple[str, Message | None, Message | None]:
+    """The thread's state, the answer it ends on (if any) and the line that confirmed it (if resolved)."""
     spoken = [message for message in messages if not message.is_system and not message.recalled]
     if not spoken:
-        return "open"
+        return "open", None, None
     first = spoken[0].text.strip()
     reading = _Reading(_of_fact(first), {spoken[0].sender}, told=reports_done(first), problem=_a_problem(spoken))
-    state = "open"
+    state, closer = "open", None
     for message in spoken:
         text = message.text.strip()
         if message.sender == reading.suggested_by:
-            pass
+            if state != "resolved" and not _asks(text) and len(text) > len(reading.suggested.text.strip()):
+                reading.suggested = message  # the answer is the suggester's fullest line ("① … ② …"), not "稍等"
         elif state == "resolved":
             if _DENIED.search(text) and not _asks(text):
-                state = "workaround"  # "still not working": the confirmation before does not hold
+                state, closer = "workaround", None  # "still not working": the confirmation before does not hold
         elif reading.closes(message):
-            state = "resolved"
+            state, closer = "resolved", message
         elif _suggests(message, reading.reporters):
             reading.suggestion(message)
             state = "workaround"
         elif reading.suggested_by is None and (is_me_too(text) or is_report(text)):
             reading.reporters.add(message.sender)
         reading.seen.add(message.sender)
-    return state
+    return state, reading.suggested if state != "open" else None, closer
