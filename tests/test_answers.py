@@ -513,6 +513,19 @@ def test_a_how_to_question_needs_a_passage_naming_its_action(tmp_path):
     assert action_asked("门禁卡失灵了怎么处理") == [] and action_asked("how do I fix the auto-belay") == []
 
 
+def test_what_is_applied_for_is_the_action_a_how_to_question_asks_about(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "billing.md").write_text(
+        "# 会员与账单\n\n## 发票\n\n会员购买后，在官网「我的订单」里点击申请发票，电子发票 1-3 个工作日发到邮箱。\n",
+        encoding="utf-8",
+    )
+    invoice, refund = ingest_and_ask(tmp_path, [docs], "会员怎么申请发票", "会员怎么申请退款")
+    assert invoice.status == "answered", invoice.reason
+    assert refund.status == "no_answer" and "退款" in refund.reason
+    assert action_asked("怎么申请退款") == ["退款"] and action_asked("如何进行备份") == ["备份"]
+
+
 def test_a_chinese_who_or_which_question_needs_the_thing_it_turns_on(tmp_path):
     docs = tmp_path / "docs"
     docs.mkdir()

@@ -108,7 +108,6 @@ _ASKING_TOKENS = frozenset(content_tokens("much many"))
 _GREETINGS = ("hey", "hi", "hello", "thanks", "thank you", "dear", "oh", "wow", "yes", "yeah", "congrats")
 
 
-
 @dataclass(slots=True)
 class Assessment:
     answerable: bool
@@ -526,6 +525,8 @@ _HOW_TO = re.compile(
     r"|(?:怎么|如何|怎样)(?:才能|才|能|可以|去|来)?(?P<zh>[\u4e00-\u9fff]+)",
     re.I,
 )
+# Verbs whose object is the action asked for (申请退款, 办理退货, 进行备份, 开通自动续费).
+_LIGHT_VERBS = frozenset(["申请", "办理", "进行", "开通", "提交", "发起"])
 _GENERIC_ACTIONS = frozenset(content_tokens("fix solve handle deal do get give make use stop work")) | frozenset(
     ["办", "弄", "搞", "做", "整", "用", "处理", "解决", "操作", "回事", "样"]
 )
@@ -540,6 +541,8 @@ def action_asked(question: str) -> list[str]:
     if match["zh"]:
         words = rjieba.tag(match["zh"])
         verb = next((word for word, tag in words[:1] if tag.startswith("v")), "")
+        if verb in _LIGHT_VERBS and len(words) > 1 and words[1][1][:1] in ("v", "n"):
+            verb = words[1][0]  # 申请退款 asks how to get a refund: the action is what is applied for
         units = _chinese_units(verb) if verb and verb not in _GENERIC_ACTIONS else []
     else:
         units = content_tokens(match["en"] or match["to"])
