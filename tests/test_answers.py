@@ -69,6 +69,14 @@ def ingest_and_ask(tmp_path: Path, sources: list[Path], *questions: str) -> list
         return [knowledge.ask(question, now=NOW) for question in questions]
 
 
+def ask_of_document(tmp_path: Path, markdown: str, *questions: str) -> list:
+    """The answers to `questions` from a new store holding one document, `markdown`."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "doc.md").write_text(markdown, encoding="utf-8")
+    return ingest_and_ask(tmp_path, [docs], *questions)
+
+
 @pytest.fixture(scope="module")
 def kb(tmp_path_factory) -> KnowledgeBase:
     folder = tmp_path_factory.mktemp("answers")
@@ -514,13 +522,8 @@ def test_a_how_to_question_needs_a_passage_naming_its_action(tmp_path):
 
 
 def test_what_is_applied_for_is_the_action_a_how_to_question_asks_about(tmp_path):
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "billing.md").write_text(
-        "# 会员与账单\n\n## 发票\n\n会员购买后，在官网「我的订单」里点击申请发票，电子发票 1-3 个工作日发到邮箱。\n",
-        encoding="utf-8",
-    )
-    invoice, refund = ingest_and_ask(tmp_path, [docs], "会员怎么申请发票", "会员怎么申请退款")
+    billing = "# 会员与账单\n\n## 发票\n\n会员购买后，在官网「我的订单」里点击申请发票，电子发票 1-3 天发到邮箱。\n"
+    invoice, refund = ask_of_document(tmp_path, billing, "会员怎么申请发票", "会员怎么申请退款")
     assert invoice.status == "answered", invoice.reason
     assert refund.status == "no_answer" and "退款" in refund.reason
     assert action_asked("怎么申请退款") == ["退款"] and action_asked("如何进行备份") == ["备份"]
@@ -702,13 +705,8 @@ def test_how_high_or_big_needs_a_measurement_and_an_email_question_an_address(tm
 
 
 def test_can_it_connect_to_x_needs_x_named_whole(tmp_path):
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "app.md").write_text(
-        "# 扫地机 App\n\n## 配网\n\n扫地机只能连接 2.4G 的 wifi，不支持 5G 频段；连上以后可以在 App 里远程控制。\n",
-        encoding="utf-8",
-    )
-    wifi, speaker = ingest_and_ask(tmp_path, [docs], "扫地机能连wifi吗", "扫地机能连小爱音箱吗")
+    app = "# 扫地机 App\n\n## 配网\n\n扫地机只能连接 2.4G 的 wifi，不支持 5G 频段；连上以后可以在 App 里远程控制。\n"
+    wifi, speaker = ask_of_document(tmp_path, app, "扫地机能连wifi吗", "扫地机能连小爱音箱吗")
     assert wifi.status == "answered", wifi.reason
     assert speaker.status == "no_answer" and "小爱" in speaker.reason
 
