@@ -6,15 +6,16 @@ from threadkeep.model import Thread
 from threadkeep.readers.bundle import parse_message
 
 NAMES = {"zhang": "张", "li": "客服-小李"}
+REPORT = "the tray icon does not open when I click it on 3.1.4"
 
 
 def words(text: str) -> int:
     return len(text.split())
 
 
-def long_thread(details: int, ending: tuple[str, ...] = ()):
-    """A report, `details` lines of back and forth, then `ending` (staff's line, the reporter's, in turn)."""
-    raw = [message("m0", "zhang", 0, "clicking the tray icon does nothing on 3.1.4")]
+def long_thread(details: int, ending: tuple[str, ...] = (), opening: str = REPORT):
+    """`opening`, `details` lines of back and forth, then `ending` (staff's line, the reporter's, in turn)."""
+    raw = [message("m0", "zhang", 0, opening)]
     for i in range(1, details + 1):
         raw.append(message(f"m{i}", "li" if i % 2 else "zhang", i, f"step {i} " + "detail " * 6))
     for offset, text in enumerate(ending, details + 1):
@@ -34,7 +35,7 @@ def test_every_window_of_a_long_thread_opens_with_the_report_and_stays_within_th
     for chunk in chunks:
         assert chunk.evidence_ids[0] == "m0"
         assert words(chunk.embedding_input) <= 40
-        assert chunk.text.splitlines()[0].endswith("clicking the tray icon does nothing on 3.1.4")
+        assert chunk.text.splitlines()[0].endswith(REPORT)
     covered = {mid for chunk in chunks for mid in chunk.evidence_ids}
     assert covered == set(thread.message_ids)
 
@@ -69,3 +70,11 @@ def test_a_report_too_long_to_hold_is_not_repeated_in_every_window() -> None:
     chunks = chunk_thread_windows(thread, messages, words, max_tokens=40)
     assert chunks[0].evidence_ids[0] == "m0"
     assert "m0" not in shared(chunks)
+
+
+def test_a_long_chat_that_reports_no_problem_holds_no_line_in_every_window() -> None:
+    ending = ("see you at the lake on Sunday then", "great, see you")
+    thread, messages = long_thread(30, ending, opening="hey, how was the trip?")
+    chunks = chunk_thread_windows(thread, messages, words, max_tokens=40)
+    assert len(chunks) > 3
+    assert not shared(chunks)

@@ -13,7 +13,7 @@ from dataclasses import replace
 from threadkeep.chunks import chunk_id
 from threadkeep.model import Chunk, Message, Thread
 from threadkeep.text import is_noise
-from threadkeep.threads.resolution import conclusion, resolution_state
+from threadkeep.threads.resolution import conclusion, opens_with_a_problem, resolution_state
 
 
 def transcript_line(message: Message) -> str:
@@ -83,9 +83,10 @@ def chunk_thread_windows(
     """One chunk per thread; a thread longer than `max_tokens` becomes overlapping windows of its messages.
 
     Each window repeats the last message of the one before, so an answer is never cut from the
-    line it answers, and holds the thread's first line (what it is about) and its conclusion (the
-    answer taken, the confirmation: `resolution.conclusion`), so whichever window a question finds
-    shows the report with its fix. Windows keep the whole thread's resolution and media flags.
+    line it answers. A thread that opens with a problem has every window hold its first line (the
+    report) and its conclusion (the answer taken, the confirmation: `resolution.conclusion`), so
+    whichever window a question finds shows the report with its fix. Windows keep the whole
+    thread's resolution and media flags.
 
     The model tokenizes every input again when it embeds it, so this tokenizes as little as it can:
     nothing when the text has fewer characters than the limit (a token holds at least one, but for
@@ -140,7 +141,11 @@ def chunk_thread_windows(
 
 
 def _held_in_every_window(spoken: Sequence[Message], lines: _Lines, costs: Sequence[int], max_tokens: int) -> set[int]:
-    """Positions of the opening line and the conclusion's lines, as many as fit in `HELD_SHARE` of a window."""
+    """Positions of the opening line and the conclusion's lines, as many as fit in `HELD_SHARE` of a window;
+    none unless the thread opens with a problem (a report, an error code, a how-to): a long chat about
+    many things has no one report its windows are about, and the same lines in all would make them alike."""
+    if not opens_with_a_problem(spoken):
+        return set()
     opener = next((k for k, line in enumerate(lines.said) if line is not None), None)
     settling = {message.id for message in conclusion(spoken)}
     wanted = [] if opener is None else [opener]

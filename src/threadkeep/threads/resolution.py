@@ -228,7 +228,7 @@ class _Reading:
 _ERROR_CODE = re.compile(r"(?<![A-Za-z0-9])(?:[A-Z]{1,3}-?\d{2,5}|0x[0-9a-fA-F]{4,})(?![A-Za-z0-9])")
 
 
-def _a_problem(spoken: Sequence[Message]) -> bool:
+def opens_with_a_problem(spoken: Sequence[Message]) -> bool:
     """The thread opens with something broken or a how-to: the opener's lines before anyone else
     speaks report it (`cues.is_report`, an error code) or ask how to do something."""
     opener = spoken[0].sender
@@ -258,7 +258,8 @@ def _read(messages: Sequence[Message]) -> tuple[str, Message | None, Message | N
     if not spoken:
         return "open", None, None
     first = spoken[0].text.strip()
-    reading = _Reading(_of_fact(first), {spoken[0].sender}, told=reports_done(first), problem=_a_problem(spoken))
+    problem = opens_with_a_problem(spoken)
+    reading = _Reading(_of_fact(first), {spoken[0].sender}, told=reports_done(first), problem=problem)
     state, closer = "open", None
     for message in spoken:
         text = message.text.strip()
