@@ -1,6 +1,6 @@
 from conftest import message
 from threadkeep.readers.bundle import parse_message
-from threadkeep.threads import ThreadSettings, reconstruct
+from threadkeep.threads import ThreadSettings, build_threads, reconstruct
 from threadkeep.threads.utterances import merge_utterances
 
 NAMES = {"u1": "小明", "u2": "客服-小云", "u3": "老王", "u4": "阿花"}
@@ -123,3 +123,16 @@ def test_reply_links_point_to_earlier_messages():
     )
     (thread,) = reconstruct(messages)
     assert thread.reply_to == {"a": "q"}
+
+
+def test_a_direct_chat_is_cut_into_sessions_by_idle_gap_only():
+    messages = parse(
+        message("d1", "u1", 0, "did you book the dentist for mum?"),
+        message("d2", "u3", 1, "yes thursday 3pm"),
+        message("d3", "u1", 2, "great. also the car is making a weird noise again"),
+        message("d4", "u3", 3, "take it to the garage on main street"),
+        message("d5", "u1", 120, "garage says it was the belt, fixed now"),
+    )
+    threads = [set(thread.message_ids) for thread in build_threads("direct", messages)]
+    assert threads == [{"d1", "d2", "d3", "d4"}, {"d5"}]
+    assert build_threads("direct", messages)[0].reply_to == {"d2": "d1", "d3": "d2", "d4": "d3"}

@@ -41,7 +41,7 @@ from threadkeep.threads import ThreadSettings, build_threads
 from threadkeep.threads.exchanges import mark_turn_roles
 
 # Bump when threading or chunking changes what the same messages produce, so stores rebuild.
-PIPELINE_VERSION = "20"
+PIPELINE_VERSION = "21"
 
 # Tokens kept free under the model's input size for the "passage: " prefix and special tokens.
 TOKEN_MARGIN = 32
@@ -171,7 +171,9 @@ def rebuild_conversation(
         chunks = [
             chunk
             for thread in threads
-            for chunk in chunk_thread_windows(thread, by_id, embedder.count_tokens, CHAT_WINDOW_TOKENS)
+            for chunk in chunk_thread_windows(
+                thread, by_id, embedder.count_tokens, CHAT_WINDOW_TOKENS, topical=conversation.kind == "group"
+            )
         ]
     vectors = _stored_vectors(store, chunks, report)
     based_on = BasedOn(record.content_hash if record else None)

@@ -78,12 +78,17 @@ SUM_SLACK = 2
 
 
 def chunk_thread_windows(
-    thread: Thread, messages: Mapping[str, Message], count_tokens: Callable[[str], int], max_tokens: int
+    thread: Thread,
+    messages: Mapping[str, Message],
+    count_tokens: Callable[[str], int],
+    max_tokens: int,
+    topical: bool = True,
 ) -> list[Chunk]:
     """One chunk per thread; a thread longer than `max_tokens` becomes overlapping windows of its messages.
 
     Each window repeats the last message of the one before, so an answer is never cut from the
-    line it answers. A thread that opens with a problem has every window hold its first line (the
+    line it answers. A `topical` thread (one topic, as group-chat threads are; a direct chat's
+    sessions are cut by time) that opens with a problem has every window hold its first line (the
     report) and its conclusion (the answer taken, the confirmation: `resolution.conclusion`), so
     whichever window a question finds shows the report with its fix. Windows keep the whole
     thread's resolution and media flags.
@@ -109,7 +114,7 @@ def chunk_thread_windows(
         summed <= max_tokens + SUM_SLACK and count_tokens(whole.embedding_input) <= max_tokens
     ):
         return [whole]
-    held = _held_in_every_window(spoken, lines, costs, max_tokens)
+    held = _held_in_every_window(spoken, lines, costs, max_tokens) if topical else set()
     budget = max_tokens - sum(costs[k] for k in held)
     windows: list[list[int]] = [[]]  # positions in `spoken`, without the held ones
     used = 0

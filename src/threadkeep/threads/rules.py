@@ -25,6 +25,7 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from threadkeep.model import Message
 from threadkeep.threads.mentions import NameIndex, mentions_of
 from threadkeep.threads.utterances import Utterance
 
@@ -67,6 +68,24 @@ def small_group_flags(senders: Sequence[Hashable], settings: ThreadSettings) -> 
     (a team, a family, a support group's quiet hours), not a busy open channel."""
     people, window = settings.small_group
     return [count <= people for count in window_speakers(senders, window)]
+
+
+def assign_sessions(messages: Sequence[Message], settings: ThreadSettings) -> tuple[list[list[str]], dict[str, str]]:
+    """The messages cut into sessions: a new one after `idle` of silence or at `max_span`; each message
+    replies to the one before it."""
+    groups: list[list[str]] = []
+    reply_to: dict[str, str] = {}
+    started = last = None
+    for message in messages:
+        moment = message.sent_at
+        if started is None or moment - last > settings.idle or moment - started > settings.max_span:
+            groups.append([])
+            started = moment
+        elif groups[-1]:
+            reply_to[message.id] = groups[-1][-1]
+        groups[-1].append(message.id)
+        last = moment
+    return groups, reply_to
 
 
 @dataclass(slots=True)
