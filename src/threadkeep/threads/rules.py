@@ -75,16 +75,16 @@ def assign_sessions(messages: Sequence[Message], settings: ThreadSettings) -> tu
     replies to the one before it."""
     groups: list[list[str]] = []
     reply_to: dict[str, str] = {}
-    started = last = None
+    started = previous = None
     for message in messages:
         moment = message.sent_at
-        if started is None or moment - last > settings.idle or moment - started > settings.max_span:
+        if previous is None or moment - previous.sent_at > settings.idle or moment - started > settings.max_span:
             groups.append([])
             started = moment
-        elif groups[-1]:
-            reply_to[message.id] = groups[-1][-1]
+        else:
+            reply_to[message.id] = previous.id
         groups[-1].append(message.id)
-        last = moment
+        previous = message
     return groups, reply_to
 
 
