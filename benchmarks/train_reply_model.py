@@ -18,6 +18,9 @@ Training data (train parts only):
   `--weight-hand`, labels as `--hand-labels`); selection then reads `hand_chats_dev3` in their place
   (without it, the first hand-written dev set's dev chats).
 
+The packaged model: `python benchmarks/train_reply_model.py --hand-train --idle-minutes 120 --out M`
+(`--idle-minutes`: the decoding gap after which a thread is closed, trained on and kept in the model).
+
 CrossWOZ dialogues (in the mix chats and the synthetic ones) are cut into one thread per request
 (`small_groups.request_cuts`): a customer's second request (a restaurant after the hotel) is a new
 thread, as a second report is in a support group.
@@ -532,9 +535,16 @@ def main() -> None:
         default="thread",
         help="derived-link chats: any earlier message of the gold thread is a right parent, or the previous turn only",
     )
+    parser.add_argument(
+        "--idle-minutes",
+        type=float,
+        help="decode with threads open this long after their last message (default: ThreadSettings.idle)",
+    )
     parser.add_argument("--cache", type=Path, help="pickle of the prepared conversations (speeds up reruns)")
     args = parser.parse_args()
     settings = ThreadSettings()
+    idle = None if args.idle_minutes is None else args.idle_minutes * 60.0
+    decoding = settings if idle is None else dataclasses.replace(settings, idle=timedelta(seconds=idle))
     started = time.perf_counter()
     IGNORED.extend(FEATURES.index(name) for name in args.ignore.split(",") if name)
 
@@ -574,7 +584,7 @@ def main() -> None:
     additive_model = L.Additive.from_json(additive)
     log("additive stage trained")
 
-    passes = [first_pass(c, additive_model, args.prune, settings) for c in train]
+    passes = [first_pass(c, additive_model, args.prune, decoding) for c in train]
     # Two folds by log; an augmented copy goes with its original.
     fold_of = {ref: number % 2 for number, ref in enumerate(sorted({c.ref.split("~")[0] for c in train}))}
     folds = [[k for k, c in enumerate(train) if fold_of[c.ref.split("~")[0]] == fold] for fold in (0, 1)]
@@ -594,7 +604,7 @@ def main() -> None:
                 model = train_ranker([row for k in other for row in rows_of[k]], params, args.rounds)
                 trees = L.Trees.from_json(trees_json(model))
                 for k in held_out:
-                    fresh[k] = next_pass(train[k], inputs[k], passes[k], trees, settings)
+                    fresh[k] = next_pass(train[k], inputs[k], passes[k], trees, decoding)
             passes = fresh
             log(f"stage {stage + 1} cross-fitted")
         del inputs, rows_of
@@ -626,6 +636,7 @@ def main() -> None:
         "addressed_join": True,
         "fresh_apart": True,
         "small_groups": True,
+        "idle": idle,
         "additive": additive,
         "stages": stages,
     }

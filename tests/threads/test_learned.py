@@ -3,6 +3,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
 import numpy as np
@@ -147,17 +148,28 @@ def test_at_mention_links_to_the_mentioned_persons_message() -> None:
     assert links["a"] == "q"
 
 
-def test_a_message_beyond_the_idle_gap_never_links() -> None:
-    idle = SETTINGS.idle.total_seconds() / 60
-    messages = [
+def printer_fixed_after(minutes: float) -> list[Message]:
+    return [
         msg("q", "alice", 0, "my printer is not detected after the upgrade"),
         msg("a", "bob", 1, "alice: install hplip and run hp-setup"),
-        msg("late", "alice", 1 + idle + 5, "bob: hplip fixed the printer, thanks!"),
+        msg("late", "alice", 1 + minutes, "bob: hplip fixed the printer, thanks!"),
     ]
-    threads, links = assign(messages)
+
+
+def test_a_message_beyond_the_models_idle_gap_never_links() -> None:
+    idle = reply_model().decoding(SETTINGS).idle.total_seconds() / 60
+    threads, links = assign(printer_fixed_after(idle + 5))
     assert links["a"] == "q"
     assert "late" not in links
     assert ["late"] in threads
+
+
+def test_the_idle_gap_decoded_with_is_the_models_own() -> None:
+    messages = printer_fixed_after(20)
+    assert assign(messages)[1]["late"] == "a"
+    closing = replace(reply_model(), idle=10 * 60.0)
+    threads, links = assign_learned(messages, NameIndex(messages), SETTINGS, closing)
+    assert "late" not in links and ["late"] in threads
 
 
 def test_a_thread_never_spans_more_than_the_maximum() -> None:

@@ -16,7 +16,7 @@ cascade evaluated with numpy only:
 Decoding runs left to right: a quote always links to the quoted message (within
 `max_span` of its thread's start), and so does a 接龙 copy to the entry it extends
 (`chain_copies`); otherwise the best-scoring candidate whose thread is
-still open (idle no longer than `idle`, spanning no more than `max_span`) wins, and the
+still open (idle no longer than the model's `idle`, spanning no more than `max_span`) wins, and the
 message starts a thread when no candidate beats the self-link (scored with the model's
 `self_bias`, chosen on IRC dev). Acknowledgements and "me too"s never start a thread while
 an open one can take them (in IRC train 5 % of them start one), and a "me too" within
@@ -32,7 +32,8 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import timedelta
 from pathlib import Path
 
 import numpy as np
@@ -175,6 +176,7 @@ class ReplyModel:
     addressed_join: bool = True  # an addressed message joins its addressee's thread (see `decode`)
     fresh_apart: bool = True  # a question to nobody stays out of others' conversations (see `decode`)
     small_groups: bool = True  # the structural rules of `small_group_choice`
+    idle: float | None = None  # seconds a thread stays open while decoding (None: `ThreadSettings.idle`)
 
     @classmethod
     def from_json(cls, data: dict) -> ReplyModel:
@@ -190,7 +192,12 @@ class ReplyModel:
             bool(data.get("addressed_join", True)),
             bool(data.get("fresh_apart", True)),
             bool(data.get("small_groups", True)),
+            None if data.get("idle") is None else float(data["idle"]),
         )
+
+    def decoding(self, settings: ThreadSettings) -> ThreadSettings:
+        """`settings` with the idle gap the model was trained to decode with."""
+        return settings if self.idle is None else replace(settings, idle=timedelta(seconds=self.idle))
 
     @classmethod
     def load(cls, path: Path = MODEL_PATH) -> ReplyModel:
@@ -675,7 +682,8 @@ def run_cascade(
     scores[valid] = model.additive.predict(prepared.static[valid])
     slots = prune(scores, model.prune)
     scores = np.where(slots >= 0, np.take_along_axis(scores, np.maximum(slots, 0), axis=1), _NEG)
-    parents = decode(prepared, quoted, slots, scores, settings)
+    decoding = model.decoding(settings)
+    parents = decode(prepared, quoted, slots, scores, decoding)
     chosen = model.stages if stages is None else model.stages[:stages]
     for number, trees in enumerate(chosen):
         rows = stage_rows(prepared, slots, trajectory_features(prepared, slots, parents), scores)
@@ -695,7 +703,7 @@ def run_cascade(
             quoted,
             slots,
             scores,
-            settings,
+            decoding,
             joiners,
             me_too_after_question(prepared, settings),
             addressed,

@@ -1,6 +1,7 @@
 """Threads taken up again after a pause.
 
-Both assigners close a thread once it has been idle for `idle`: in a busy channel a line half an
+The rules close a thread once it has been idle for `idle` (30 min), the learned model once idle for
+the gap it was trained to decode with (`ReplyModel.idle`, 2 h): in a busy channel a line half an
 hour later is usually a new topic. In a small group people come back to the same problem hours
 later ("sensor replaced, oven 2 is back up", 「验真好了 能用了」) with no quote or mention to say so.
 What does say so is the evidence: the new thread's first message is a confirmation ("works now",
