@@ -8,14 +8,20 @@ from threadkeep.api import KnowledgeBase
 from threadkeep.cli import main
 from threadkeep.model import Skip
 from threadkeep.store import SearchFilters
+from threadkeep.threads import ThreadSettings
+from threadkeep.threads.learned import reply_model
 
 MEMBERS = [{"senderRef": "u1", "displayName": "小明"}, {"senderRef": "u3", "displayName": "老王"}]
+
+
+# Past the packaged reply model's idle gap: the two lines are two threads until a message between joins them.
+LATE = reply_model().decoding(ThreadSettings()).idle.total_seconds() / 60 + 1
 
 
 def base_messages():
     return [
         message("a1", "u1", 0, "同步一直卡住不动怎么办"),
-        message("b1", "u1", 31, "重启客户端就行"),
+        message("b1", "u1", LATE, "重启客户端就行"),
         message("x1", "u4", 0, "发票怎么开？", conversation="g-2"),
         message("x2", "u2", 1, "管理后台账单页申请", conversation="g-2", quotedMessageId="x1"),
         message("x3", "u5", 2, "我的电话是13912345678", conversation="g-2"),
@@ -42,7 +48,7 @@ def test_an_upsert_that_mentions_merges_threads_and_leaves_other_conversations_a
         other_before = kb.store.db.execute("SELECT * FROM chunks WHERE source_ref = 'g-2' ORDER BY id").fetchall()
         other_messages = kb.store.db.execute("SELECT * FROM messages WHERE conversation = 'g-2'").fetchall()
 
-        mention = message("m1", "u3", 9, "@小明 你这个问题我也遇到过", mentionedRefs=["u1"])
+        mention = message("m1", "u3", LATE - 22, "@小明 你这个问题我也遇到过", mentionedRefs=["u1"])
         report = kb.apply_delta(write_delta(bundle, [{"operation": "upsert", "item": mention}]))
 
         assert report.conversations_rebuilt == 1 and report.upserted == 1

@@ -1,6 +1,7 @@
 from conftest import message
 from threadkeep.readers.bundle import parse_message
 from threadkeep.threads import ThreadSettings, build_threads, reconstruct
+from threadkeep.threads.learned import reply_model
 from threadkeep.threads.utterances import merge_utterances
 
 NAMES = {"u1": "小明", "u2": "客服-小云", "u3": "老王", "u4": "阿花"}
@@ -90,8 +91,16 @@ def test_lexical_overlap_joins_without_spaces_between_words():
 
 
 def test_threads_close_when_idle_and_never_span_more_than_the_maximum():
-    idle = parse(message("a", "u1", 0, "同步冲突的文件怎么处理"), message("b", "u2", 45, "同步冲突的文件会保留两份"))
-    assert not same_thread(groups(idle, ThreadSettings(resume_paused=False)), "a", "b")
+    def pair(minutes: float) -> list:
+        return parse(
+            message("a", "u1", 0, "同步冲突的文件怎么处理"), message("b", "u2", minutes, "同步冲突的文件会保留两份")
+        )
+
+    idle = pair(45)
+    assert not same_thread(groups(idle, ThreadSettings(resume_paused=False, assigner="rules")), "a", "b")
+    # The learned model keeps a thread open for the gap it was trained with, and closes it then.
+    learned_idle = reply_model().decoding(ThreadSettings()).idle.total_seconds() / 60
+    assert not same_thread(groups(pair(learned_idle + 15), ThreadSettings(resume_paused=False)), "a", "b")
     # The resume step then takes the unanswered question up: the next line, however late, answers it.
     assert same_thread(groups(idle), "a", "b")
 
