@@ -213,6 +213,7 @@ def test_report_cue() -> None:
     for text in (
         "充值没到账 付了68",
         "邮件里补偿领不了 点了没反应",
+        "我这边点了图标一点反应都没有",
         "the app crashes when I open a big note",
         "sync doesn't work",
     ):

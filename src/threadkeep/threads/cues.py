@@ -59,7 +59,7 @@ _CONFIRM_EN = re.compile(
     re.IGNORECASE,
 )
 _REPORT_ZH = re.compile(
-    r"不了|不行|没反应|打不开|进不去|登不上|连不上|用不了|失败|报错|出错|错误|闪退|崩溃|卡住|卡死|一直卡|很卡|没到账|没收到|不显示|显示不|"
+    r"不了|不行|没反应|没有反应|反应都没有|打不开|进不去|登不上|连不上|用不了|失败|报错|出错|错误|闪退|崩溃|卡住|卡死|一直卡|很卡|没到账|没收到|不显示|显示不|"
     r"不见了|丢了|没了|异常|乱码|空白|黑屏|白屏|收不到|发不出|"
     # Devices and services that stopped doing their job, alarms and codes on a screen.
     r"坏了|坏掉|故障|不工作|不亮|不转|不动|不响|不通|不出水|不制冷|不制热|不加热|没声音|没信号|"
@@ -149,12 +149,17 @@ def promises(text: str) -> bool:
     )
 
 
+# An error code on a screen: E1024, ERR-502, 0x80070005.
+ERROR_CODE = re.compile(r"(?<![A-Za-z0-9])(?:[A-Z]{1,3}-?\d{2,5}|0x[0-9a-fA-F]{4,})(?![A-Za-z0-9])")
+
+
 @remembered
 def is_report(text: str) -> bool:
-    """Something is broken: 「充值没到账」, 「邮件里补偿领不了」, "the app crashes on start"."""
+    """Something is broken: 「充值没到账」, 「邮件里补偿领不了」, "the app crashes on start", 「安装报 0x80070005」."""
     if _NOT_WORKING.search(text):
         return True
-    return bool(_REPORT_ZH.search(text) or _REPORT_EN.search(text)) and not is_confirmation(text)
+    found = _REPORT_ZH.search(text) or _REPORT_EN.search(text) or ERROR_CODE.search(text)
+    return bool(found) and not is_confirmation(text)
 
 
 @remembered

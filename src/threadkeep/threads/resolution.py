@@ -225,9 +225,6 @@ class _Reading:
 
 
 # A code on a screen (E1107, E-21, F28, 0x80070005): what something broken shows.
-_ERROR_CODE = re.compile(r"(?<![A-Za-z0-9])(?:[A-Z]{1,3}-?\d{2,5}|0x[0-9a-fA-F]{4,})(?![A-Za-z0-9])")
-
-
 def opens_with_a_problem(spoken: Sequence[Message]) -> bool:
     """The thread opens with something broken or a how-to: the opener's lines before anyone else
     speaks report it (`cues.is_report`, an error code) or ask how to do something."""
@@ -236,7 +233,7 @@ def opens_with_a_problem(spoken: Sequence[Message]) -> bool:
         if message.sender != opener:
             return False
         text = message.text.strip()
-        if is_report(text) or _ERROR_CODE.search(text) or _asks_how(text):
+        if is_report(text) or _asks_how(text):
             return True
     return False
 
