@@ -20,7 +20,7 @@ Corpora (`use` says what each may be used for):
   (`benchmarks/data/hand_chats_dev3`, all dev);
 - train1-zh, train1-en, train2-…, …, train6-…: the hand-written training sets
   (`benchmarks/data/hand_chats_train*`), trained on only by `train_reply_model.py --hand-train`;
-- lead-zh, lead-en, lead2-…, …, lead6-…: the lead's held-out sets of hand-written chats
+- lead-zh, lead-en, lead2-…, …, lead12-…: the lead's held-out sets of hand-written chats
   (`benchmarks/data/hand_chats_lead*`, every chat held out: totals only, nothing chosen on them);
 - sample: the Chinese support group shipped in the package (a check, looked at while building
   the features; no parameter is fitted on it).
