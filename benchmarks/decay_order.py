@@ -61,9 +61,7 @@ def main() -> None:
     args = parser.parse_args()
     questions = [q for q in json.loads((SAMPLE / "questions.json").read_text(encoding="utf-8")) if q["thread"]]
     gold = {thread[0]: thread for thread in json.loads((SAMPLE / "gold.json").read_text(encoding="utf-8"))["threads"]}
-    messages = {
-        m["messageId"]: m for m in map(json.loads, (SAMPLE / "messages.jsonl").open(encoding="utf-8"))
-    }
+    messages = {m["messageId"]: m for m in map(json.loads, (SAMPLE / "messages.jsonl").open(encoding="utf-8"))}
     shift = timedelta(days=args.days)
     starters = [q["thread"] for q in questions]
     weak_of = {starter: starters[(i + 1) % len(starters)] for i, starter in enumerate(starters)}
@@ -123,7 +121,10 @@ def main() -> None:
                 pairs += 1
     print(f"{pairs} questions, copies {args.days:g} days newer (chat hits); {identical} copies chunked exactly alike")
     for name, (newer, closer) in counts.items():
-        print(f"{name:>10}: newer of two equal fixes first {newer}/{pairs}; closer old fix above a weak new one {closer}/{pairs}")  # noqa: E501
+        print(
+            f"{name:>10}: newer of two equal fixes first {newer}/{pairs};"
+            f" closer old fix above a weak new one {closer}/{pairs}"
+        )
 
 
 if __name__ == "__main__":

@@ -89,9 +89,7 @@ def _mutation_picker(draw: RandomDraw, hostile_share: float):
     return pick
 
 
-def fuzz_chunk(
-    name: str, n: int, seed: str, bound: float, hostile_share: float, save: str | None
-) -> Tally:
+def fuzz_chunk(name: str, n: int, seed: str, bound: float, hostile_share: float, save: str | None) -> Tally:
     module = reader_module(name)
     tally = Tally()
     chosen = seeds(module)
@@ -138,8 +136,9 @@ def fuzz_chunk(
     return tally
 
 
-def _record(tally: Tally, kind: str, error: BaseException, victim: Path, data: bytes, save: str | None,
-            name: str) -> None:
+def _record(
+    tally: Tally, kind: str, error: BaseException, victim: Path, data: bytes, save: str | None, name: str
+) -> None:
     count, first = tally.kinds.get(kind, (0, ""))
     if not count:
         first = "".join(traceback.format_exception(error)[-6:])
@@ -202,8 +201,9 @@ def main() -> None:
                 index += 1
             chunk = f"{name}:{args.chunk}:{index}"
             size = min(args.chunk, args.n - totals[name].inputs)
-            tally = pool.apply(fuzz_chunk, (name, size, f"{args.seed}:{chunk}", args.time_bound, args.hostile_share,
-                                            save))
+            tally = pool.apply(
+                fuzz_chunk, (name, size, f"{args.seed}:{chunk}", args.time_bound, args.hostile_share, save)
+            )
             done[chunk] = tally
             if args.results is not None:
                 with args.results.open("a", encoding="utf-8") as sink:
@@ -221,8 +221,10 @@ def main() -> None:
 
 
 def _report(totals: dict[str, Tally], args: argparse.Namespace) -> None:
-    print(f"| reader | inputs | hostile | failures | past {args.time_bound:g} s | MB read | CPU ms/input | "
-          "slowest s (KB, mutation) | worst s/MB (KB, mutation) |")
+    print(
+        f"| reader | inputs | hostile | failures | past {args.time_bound:g} s | MB read | CPU ms/input | "
+        "slowest s (KB, mutation) | worst s/MB (KB, mutation) |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     total_failures = 0
     for name, tally in totals.items():
@@ -231,9 +233,11 @@ def _report(totals: dict[str, Tally], args: argparse.Namespace) -> None:
         hostile = sum(tally.by_mutation.get(mutation, 0) for mutation in HOSTILE)
         slow_s, slow_size, slow_mutation = tally.slowest
         mb_s, mb_size, mb_mutation = tally.worst_per_mb
-        print(f"| {name} | {tally.inputs:,} | {hostile:,} | {tally.failures} | {tally.timeouts} | "
-              f"{tally.bytes_read / 1e6:,.0f} | {per_input:.2f} | {slow_s:.3f} ({slow_size / 1024:,.0f} KB, "
-              f"{slow_mutation}) | {mb_s:.3f} ({mb_size / 1024:,.0f} KB, {mb_mutation}) |")
+        print(
+            f"| {name} | {tally.inputs:,} | {hostile:,} | {tally.failures} | {tally.timeouts} | "
+            f"{tally.bytes_read / 1e6:,.0f} | {per_input:.2f} | {slow_s:.3f} ({slow_size / 1024:,.0f} KB, "
+            f"{slow_mutation}) | {mb_s:.3f} ({mb_size / 1024:,.0f} KB, {mb_mutation}) |"
+        )
     for name, tally in totals.items():
         for kind, (count, first) in sorted(tally.kinds.items(), key=lambda item: -item[1][0]):
             print(f"{name}: {count} x {kind}\n" + "".join(f"    {line}\n" for line in first.strip().splitlines()))

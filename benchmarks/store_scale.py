@@ -589,8 +589,9 @@ def main() -> None:
         "--folder", type=Path, help="keep one SQLite store per size here and reuse those already loaded"
     )
     parser.add_argument(
-        "--real", help="vectors made from real e5 ones instead (PREFIX of vector_recall.py's PREFIX-passages.npy "
-        "and PREFIX-queries.npy: its `grown` set, and its real queries, half IRC lines and half LoCoMo questions)"
+        "--real",
+        help="vectors made from real e5 ones instead (PREFIX of vector_recall.py's PREFIX-passages.npy "
+        "and PREFIX-queries.npy: its `grown` set, and its real queries, half IRC lines and half LoCoMo questions)",
     )
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument(

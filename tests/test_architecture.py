@@ -147,8 +147,7 @@ def test_the_checks_find_a_cycle_and_an_import_of_a_later_layer() -> None:
 
 def test_lazy_and_dynamic_imports_count() -> None:
     tree = ast.parse(
-        "def f():\n    from threadkeep.cli import main\n"
-        "importlib.import_module(f'threadkeep.readers.{name}')\n"
+        "def f():\n    from threadkeep.cli import main\nimportlib.import_module(f'threadkeep.readers.{name}')\n"
     )
     found = dict(imports_of(tree, ["threadkeep.cli", "threadkeep.readers.slack", "threadkeep.api"]))
     assert found == {"threadkeep.cli": 2, "threadkeep.readers.slack": 3}

@@ -72,7 +72,12 @@ def test_an_assistant_bundle_is_split_into_exchanges_by_who_spoke_first(bundle_f
 def test_tool_text_is_indexed_but_neither_embedded_nor_shown():
     tool_text = "[tool: Bash — lsusb]\nBus 002 Device 003: ID 1532:0e05 Razer Kiyo Pro"
     reply = Message(
-        "a:1", "a", "assistant", START, "It is the USB camera on bus 2.", role="assistant",
+        "a:1",
+        "a",
+        "assistant",
+        START,
+        "It is the USB camera on bus 2.",
+        role="assistant",
         metadata={"tool_text": tool_text},
     )
     messages = {"a:0": turn(0, "user", "Which webcam is plugged in?"), "a:1": reply}

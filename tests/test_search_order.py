@@ -132,4 +132,3 @@ def test_the_closer_source_leads_the_interleaved_hits(tmp_path, bundle_factory, 
     with _docs_and_chat(tmp_path / "b", bundle_factory, hash_embedder, question + ": check the mail server.",
                         "the printer jams") as kb:  # fmt: skip
         assert kb.search(question, per_source=2, now=NOW)[0].chunk.source_type == "document"
-

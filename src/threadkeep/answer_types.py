@@ -64,9 +64,20 @@ _COLLOQUIAL = (("咋整", "怎么办"), ("咋办", "怎么办"), ("咋弄", "怎
 # English contractions, typed with or without the apostrophe ("isnt", "wont", "theres"), as the function words
 # they stand for: "won't" is no topic, though full text would index it as the word "won".
 _CONTRACTIONS = {
-    "isn": "is not", "aren": "are not", "wasn": "was not", "weren": "were not", "won": "will not",
-    "can": "can not", "don": "do not", "doesn": "does not", "didn": "did not", "haven": "have not",
-    "hasn": "has not", "hadn": "had not", "shouldn": "should not", "couldn": "could not",
+    "isn": "is not",
+    "aren": "are not",
+    "wasn": "was not",
+    "weren": "were not",
+    "won": "will not",
+    "can": "can not",
+    "don": "do not",
+    "doesn": "does not",
+    "didn": "did not",
+    "haven": "have not",
+    "hasn": "has not",
+    "hadn": "had not",
+    "shouldn": "should not",
+    "couldn": "could not",
     "wouldn": "would not",
 }
 _NEGATIVE = re.compile(rf"\b({'|'.join(_CONTRACTIONS)})'?t\b", re.I)
@@ -203,9 +214,7 @@ ANSWER_TYPES = (
         re.compile(
             r"(?:微信|QQ)\s*号?\s*(?:是)?(?:多少|什么)|\bwhat(?:'s| is) .*\b(?:handle|username|user name)\b", re.I
         ),
-        re.compile(
-            r"(?:微信|QQ)\s*号?|是?(?:多少|什么)|\bwhat(?:'s| is)?\b|\b(?:handle|username|user name)\b", re.I
-        ),
+        re.compile(r"(?:微信|QQ)\s*号?|是?(?:多少|什么)|\bwhat(?:'s| is)?\b|\b(?:handle|username|user name)\b", re.I),
         re.compile(
             r"(?:微信|wechat|wx|vx|QQ|handle|username|id)\s*(?:号|id)?\s*[:：是为]?\s*@?[A-Za-z0-9_-]{5,}", re.I
         ),

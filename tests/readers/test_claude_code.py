@@ -220,8 +220,11 @@ def test_queued_commands_from_elsewhere_are_not_the_person(tmp_path: Path) -> No
             **base,
             "type": "attachment",
             "uuid": "2",
-            "attachment": {"type": "queued_command", "prompt": "<task-notification>x</task-notification>",
-                           "commandMode": "task-notification"},
+            "attachment": {
+                "type": "queued_command",
+                "prompt": "<task-notification>x</task-notification>",
+                "commandMode": "task-notification",
+            },
         },
         {
             **base,

@@ -103,12 +103,20 @@ def test_each_agent_message_is_one_reply(tmp_path: Path) -> None:
         line("response_item", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]}),
         line("event_msg", {"type": "user_message", "message": "go", "images": ["data:image/png;base64,AA"]}),
         line("event_msg", {"type": "agent_message", "message": "Checking the logs first."}),
-        line("response_item", {"type": "function_call", "name": "shell", "arguments": '{"command":["dmesg"]}',
-                               "call_id": "c1"}),
+        line(
+            "response_item",
+            {"type": "function_call", "name": "shell", "arguments": '{"command":["dmesg"]}', "call_id": "c1"},
+        ),
         line("response_item", {"type": "function_call_output", "call_id": "c1", "output": "usb 2-1: Razer Kiyo Pro"}),
         line("event_msg", {"type": "agent_message", "message": "The camera re-enumerated."}),
-        line("event_msg", {"type": "user_message", "message": "<environment_context>x</environment_context>",
-                           "kind": "environment_context"}),
+        line(
+            "event_msg",
+            {
+                "type": "user_message",
+                "message": "<environment_context>x</environment_context>",
+                "kind": "environment_context",
+            },
+        ),
     ]
     path = tmp_path / "rollout-2026-02-01T10-00-00-s-9.jsonl"
     path.write_text("\n".join(records), encoding="utf-8")

@@ -123,7 +123,7 @@ def test_an_irc_log_folder_with_an_annotation_file_reads_the_log_and_lists_the_r
 def test_a_truncated_export_is_reported_as_broken_json_at_its_line_and_column(tmp_path):
     whole = (FIXTURES / "chatgpt" / "export" / "conversations.json").read_text(encoding="utf-8")
     # Cut before any key a detector looks for: no reader claims it, and it is still broken JSON.
-    (tmp_path / "conversations.json").write_text("[\n  {\n    \"title\": \"Deploy", encoding="utf-8")
+    (tmp_path / "conversations.json").write_text('[\n  {\n    "title": "Deploy', encoding="utf-8")
     (tmp_path / "late.json").write_text(whole[: len(whole) // 2], encoding="utf-8")
     result = read_chats(tmp_path)
     skips = {Path(skip.file).name: skip for skip in result.skipped}

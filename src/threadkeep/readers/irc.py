@@ -71,9 +71,7 @@ DAY_CHANGED = re.compile(r"^-{3}\s+Day changed\s+(?P<when>\S.*)$")
 LOG_OPENED = re.compile(
     r"^(?:-{3}\s+Log (?P<kind>opened|closed)|\*{4}\s+(?P<xkind>BEGIN|ENDING) LOGGING AT)\s+(?P<when>\S.*)$"
 )
-FILE_DATE = re.compile(
-    r"(?<!\d)(?P<year>(?:19|20)\d{2})[-_.]?(?P<month>[01]\d)[-_.]?(?P<day>[0-3]\d)(?!\d)"
-)
+FILE_DATE = re.compile(r"(?<!\d)(?P<year>(?:19|20)\d{2})[-_.]?(?P<month>[01]\d)[-_.]?(?P<day>[0-3]\d)(?!\d)")
 NICK_CHANGE = re.compile(r"^(?P<old>\S+) is now known as (?P<new>\S+)")
 MAX_WHEN_CHARS = 80
 FILE_CHANNEL = re.compile(r"[#&][^\s.]+")

@@ -106,11 +106,7 @@ def _txt_files(folder: Path) -> list[Path]:
 def _chat_folders(path: Path) -> list[Path]:
     """The chat folders: `path` itself, or its subfolders (a whole `sigexport` destination)."""
     candidates = [path, *sorted(child for child in path.iterdir() if child.is_dir())]
-    return [
-        folder
-        for folder in candidates
-        if _is_data_file(folder / DATA_FILE) or _is_chat_file(folder / CHAT_FILE)
-    ]
+    return [folder for folder in candidates if _is_data_file(folder / DATA_FILE) or _is_chat_file(folder / CHAT_FILE)]
 
 
 def detect(path: Path) -> bool:

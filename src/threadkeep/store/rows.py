@@ -167,9 +167,7 @@ CHUNKS = Table(
 )
 # content_hash: what the document was built from (see ingest_documents); file_hash: the file's own
 # content (the model's content_hash), to know the document again elsewhere.
-DOCUMENTS = Table(
-    "documents", "id:key title:text path:key updated_at:time content_hash:key file_hash:key=content_hash"
-)
+DOCUMENTS = Table("documents", "id:key title:text path:key updated_at:time content_hash:key file_hash:key=content_hash")
 REVIEW_FLAGS = Table("review_flags", "conversation:key message_id:key reason:text flagged_at:time")
 FORGOTTEN = Table("forgotten", "conversation:key title:text source_format:key messages:int forgotten_at:time")
 

@@ -259,6 +259,7 @@ def _statements(script: str) -> Iterator[str]:
                 yield statement
             statement = ""
 
+
 # Bigrams back up word matches; they count for less so word matches keep deciding the ranking.
 def fts_query(tokens: Iterable[str]) -> str:
     unique = dict.fromkeys(token.replace('"', '""') for token in tokens)
@@ -422,11 +423,14 @@ class SQLiteStore(SQLStore):
     @contextmanager
     def _claim(self, limit: int) -> Iterator[tuple[list[tuple], None]]:
         # One machine: nothing is held while the model runs, so ingests go on writing meanwhile.
-        yield self._rows(
-            "SELECT id, input_hash, embedding_input FROM chunks WHERE embedding IS NULL AND embedding_input <> '' "
-            "LIMIT ?",
-            (limit,),
-        ), None
+        yield (
+            self._rows(
+                "SELECT id, input_hash, embedding_input FROM chunks WHERE embedding IS NULL AND embedding_input <> '' "
+                "LIMIT ?",
+                (limit,),
+            ),
+            None,
+        )
 
     def _index_problems(self) -> list[str]:
         fts = self.db.execute("SELECT count(*) FROM chunks_fts").fetchone()[0]
@@ -638,6 +642,7 @@ class SQLiteStore(SQLStore):
         # bm25() is lower-is-better; negate so every candidate list is higher-is-better.
         return [(ids[rowid], -rank) for rowid, rank in found if rowid in ids]
 
+
 class _Transaction:
     """BEGIN IMMEDIATE ... COMMIT: one writer at a time, all or nothing."""
 
@@ -662,4 +667,3 @@ def _filter_sql(filters: SearchFilters) -> tuple[str, list[object]]:
     """` AND ...` conditions on chunks `c` for the filters, and their parameters."""
     conditions = filter_conditions(filters, VALUES)
     return "".join(f" AND c.{condition} ?" for condition, _ in conditions), [value for _, value in conditions]
-

@@ -392,12 +392,16 @@ def load(path: Path, identity: dict[str, object]) -> tuple[Segment, dict[str, ob
     except (OSError, ValueError, KeyError, TypeError) as error:
         raise SidecarInvalid(f"{path} cannot be read: {error}") from error
     n, dim, buckets = len(segment.rowids), len(segment.mean), segment.levels.shape[-1]
-    if not (len(segment.kinds) == len(segment.ref_codes) == len(segment.times) == segment.bits.shape[1] == n
-            and len(segment.along) == len(segment.tail_scales) == len(segment.buckets) == len(segment.scales) == n
-            and segment.codes.shape == (n, dim) and segment.rotation.shape == (dim, dim)
-            and segment.levels.shape == (2, buckets) and segment.edges.shape == (buckets - 1,)
-            and segment.bits.shape[0] * 64 >= dim
-            and buckets * (64 * segment.bits.shape[0] * (1 + MAX_EXTRA) + 1) <= np.iinfo(np.uint16).max):
+    if not (
+        len(segment.kinds) == len(segment.ref_codes) == len(segment.times) == segment.bits.shape[1] == n
+        and len(segment.along) == len(segment.tail_scales) == len(segment.buckets) == len(segment.scales) == n
+        and segment.codes.shape == (n, dim)
+        and segment.rotation.shape == (dim, dim)
+        and segment.levels.shape == (2, buckets)
+        and segment.edges.shape == (buckets - 1,)
+        and segment.bits.shape[0] * 64 >= dim
+        and buckets * (64 * segment.bits.shape[0] * (1 + MAX_EXTRA) + 1) <= np.iinfo(np.uint16).max
+    ):
         raise SidecarInvalid(f"{path} is inconsistent")
     return segment, header
 

@@ -230,7 +230,8 @@ def calls_for_answer(text: str) -> bool:
 
 _ASKS_WHO_EN = _starting_with(
     "[wc]",
-    r"\bwho(?:'s| is| will| can| wants| could)?\b|\b(?:can|could|will) (?:anyone|anybody|someone)\b", re.IGNORECASE
+    r"\bwho(?:'s| is| will| can| wants| could)?\b|\b(?:can|could|will) (?:anyone|anybody|someone)\b",
+    re.IGNORECASE,
 )
 _ASKS_WHEN_ZH = re.compile(r"几点|什么时候|啥时候|多久到|哪天|几号")
 _ASKS_WHEN_EN = re.compile(r"\bwhat time\b|\bwhat day\b|^(?:\S+[:,]\s*)?when\b", re.IGNORECASE)
@@ -240,7 +241,8 @@ _LOOKS = re.compile(r"\b(?:have|take) a (?:quick )?look\b|\blook into\b", re.IGN
 _MAX_OFFER_WORDS = 8  # "I can if I get the car"; longer, it is telling something else
 _TIME = _starting_with(
     r"[\d一二三四五六七八九十两上下中晚]",
-    r"\b\d{1,2}:\d{2}\b|\b\d{1,2} ?(?:am|pm)\b|[0-9一二三四五六七八九十两]{1,3}点|上午|下午|中午|晚上", re.IGNORECASE
+    r"\b\d{1,2}:\d{2}\b|\b\d{1,2} ?(?:am|pm)\b|[0-9一二三四五六七八九十两]{1,3}点|上午|下午|中午|晚上",
+    re.IGNORECASE,
 )
 
 
