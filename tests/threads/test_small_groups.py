@@ -194,29 +194,31 @@ def test_a_message_after_its_speakers_wait_cue() -> None:
     assert feature(messages, "i_after_own_wait", 2, 2) == 0
 
 
-def test_a_result_after_a_promise_joins_and_a_new_problem_after_it_does_not() -> None:
-    chats = {
-        "zh": [
-            msg("1", "cust", 0, "3栋601 厨房水槽下面的水管漏水了"),
-            msg("2", "staff", 1, "收到，我下午过去看看"),
-            msg("3", "li", 5, "今天地下停车场开放吗"),
-            msg("4", "wang", 6, "开放的，B2 在刷漆"),
-            msg("5", "staff", 80, "601是软管老化裂了，换了一根新的，已经不漏了"),
-            msg("6", "cust2", 86, "8栋302 客厅插座一插电器就跳闸"),
-        ],
-        "en": [
-            msg("1", "ann", 0, "my bike's rear brake is squealing like mad, can I book a service?"),
-            msg("2", "gav", 1, "sure, drop it off, I'll look at it this afternoon"),
-            msg("3", "tom", 4, "do you stock 700x28 tubes?"),
-            msg("4", "pri", 5, "yep, presta and schrader"),
-            msg("5", "gav", 75, "pads were contaminated, replaced them and bled the brake, ready to collect"),
-            msg("6", "dev", 82, "my chain keeps skipping on the big cog, is that the cassette?"),
-        ],
-    }
-    for messages in chats.values():
-        threads = [list(thread.message_ids) for thread in reconstruct(messages, SETTINGS)]
-        assert thread_of(threads, "5") == ["1", "2", "5"]
-        assert thread_of(threads, "6") == ["6"]
+PROMISE_THEN_NEW_PROBLEM = {
+    "zh": [
+        msg("1", "cust", 0, "3栋601 厨房水槽下面的水管漏水了"),
+        msg("2", "staff", 1, "收到，我下午过去看看"),
+        msg("3", "li", 5, "今天地下停车场开放吗"),
+        msg("4", "wang", 6, "开放的，B2 在刷漆"),
+        msg("5", "staff", 80, "601是软管老化裂了，换了一根新的，已经不漏了"),
+        msg("6", "cust2", 86, "8栋302 客厅插座一插电器就跳闸"),
+    ],
+    "en": [
+        msg("1", "ann", 0, "my bike's rear brake is squealing like mad, can I book a service?"),
+        msg("2", "gav", 1, "sure, drop it off, I'll look at it this afternoon"),
+        msg("3", "tom", 4, "do you stock 700x28 tubes?"),
+        msg("4", "pri", 5, "yep, presta and schrader"),
+        msg("5", "gav", 75, "pads were contaminated, replaced them and bled the brake, ready to collect"),
+        msg("6", "dev", 82, "my chain keeps skipping on the big cog, is that the cassette?"),
+    ],
+}
+
+
+@pytest.mark.parametrize("language", sorted(PROMISE_THEN_NEW_PROBLEM))
+def test_a_result_after_a_promise_joins_and_a_new_problem_after_it_does_not(language: str) -> None:
+    threads = [list(thread.message_ids) for thread in reconstruct(PROMISE_THEN_NEW_PROBLEM[language], SETTINGS)]
+    assert thread_of(threads, "5") == ["1", "2", "5"]
+    assert thread_of(threads, "6") == ["6"]
 
 
 # ----------------------------------------------------------------------------- the model on small chats
