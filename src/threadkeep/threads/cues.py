@@ -150,7 +150,7 @@ def promises(text: str) -> bool:
 
 
 # An error code on a screen: E1024, ERR-502, 0x80070005.
-ERROR_CODE = re.compile(r"(?<![A-Za-z0-9])(?:[A-Z]{1,3}-?\d{2,5}|0x[0-9a-fA-F]{4,})(?![A-Za-z0-9])")
+_ERROR_CODE = re.compile(r"(?<![A-Za-z0-9])(?:[A-Z]{1,3}-?\d{2,5}|0x[0-9a-fA-F]{4,})(?![A-Za-z0-9])")
 
 
 @remembered
@@ -158,7 +158,7 @@ def is_report(text: str) -> bool:
     """Something is broken: 「充值没到账」, 「邮件里补偿领不了」, "the app crashes on start", 「安装报 0x80070005」."""
     if _NOT_WORKING.search(text):
         return True
-    found = _REPORT_ZH.search(text) or _REPORT_EN.search(text) or ERROR_CODE.search(text)
+    found = _REPORT_ZH.search(text) or _REPORT_EN.search(text) or _ERROR_CODE.search(text)
     return bool(found) and not is_confirmation(text)
 
 
