@@ -544,7 +544,7 @@ def main() -> None:
     args = parser.parse_args()
     settings = ThreadSettings()
     idle = None if args.idle_minutes is None else args.idle_minutes * 60.0
-    decoding = settings if idle is None else dataclasses.replace(settings, idle=timedelta(seconds=idle))
+    decoding = L.decoding_settings(settings, idle)
     started = time.perf_counter()
     IGNORED.extend(FEATURES.index(name) for name in args.ignore.split(",") if name)
 

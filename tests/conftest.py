@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 
 from threadkeep.embed import HashEmbedder
+from threadkeep.threads import ThreadSettings
+from threadkeep.threads.learned import reply_model
 
 SAMPLES = Path(__file__).resolve().parents[1] / "src" / "threadkeep" / "samples"
 
@@ -26,6 +28,11 @@ def write_bundle(
             "\n".join(json.dumps(item, ensure_ascii=False) for item in conversations) + "\n", encoding="utf-8"
         )
     return folder
+
+
+def learned_idle_minutes() -> float:
+    """How long the packaged reply model keeps a thread open after its last message."""
+    return reply_model().decoding(ThreadSettings()).idle.total_seconds() / 60
 
 
 def message(mid: str, sender: str, minute: float, text: str = "", **extra) -> dict:

@@ -2,20 +2,18 @@ import json
 
 from click.testing import CliRunner
 
-from conftest import message
+from conftest import learned_idle_minutes, message
 from test_store_and_ingest import CountingEmbedder
 from threadkeep.api import KnowledgeBase
 from threadkeep.cli import main
 from threadkeep.model import Skip
 from threadkeep.store import SearchFilters
-from threadkeep.threads import ThreadSettings
-from threadkeep.threads.learned import reply_model
 
 MEMBERS = [{"senderRef": "u1", "displayName": "小明"}, {"senderRef": "u3", "displayName": "老王"}]
 
 
 # Past the packaged reply model's idle gap: the two lines are two threads until a message between joins them.
-LATE = reply_model().decoding(ThreadSettings()).idle.total_seconds() / 60 + 1
+LATE = learned_idle_minutes() + 1
 
 
 def base_messages():

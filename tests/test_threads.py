@@ -1,7 +1,6 @@
-from conftest import message
+from conftest import learned_idle_minutes, message
 from threadkeep.readers.bundle import parse_message
 from threadkeep.threads import ThreadSettings, build_threads, reconstruct
-from threadkeep.threads.learned import reply_model
 from threadkeep.threads.utterances import merge_utterances
 
 NAMES = {"u1": "小明", "u2": "客服-小云", "u3": "老王", "u4": "阿花"}
@@ -99,8 +98,7 @@ def test_threads_close_when_idle_and_never_span_more_than_the_maximum():
     idle = pair(45)
     assert not same_thread(groups(idle, ThreadSettings(resume_paused=False, assigner="rules")), "a", "b")
     # The learned model keeps a thread open for the gap it was trained with, and closes it then.
-    learned_idle = reply_model().decoding(ThreadSettings()).idle.total_seconds() / 60
-    assert not same_thread(groups(pair(learned_idle + 15), ThreadSettings(resume_paused=False)), "a", "b")
+    assert not same_thread(groups(pair(learned_idle_minutes() + 15), ThreadSettings(resume_paused=False)), "a", "b")
     # The resume step then takes the unanswered question up: the next line, however late, answers it.
     assert same_thread(groups(idle), "a", "b")
 

@@ -9,8 +9,8 @@ from datetime import datetime, timedelta, timezone
 import numpy as np
 import pytest
 
+from conftest import learned_idle_minutes, write_bundle
 from conftest import message as bundle_message
-from conftest import write_bundle
 from threadkeep.model import Message
 from threadkeep.threads import features as F
 from threadkeep.threads.learned import MODEL_PATH, ReplyModel, assign_learned, float32_below, reply_model
@@ -157,8 +157,7 @@ def printer_fixed_after(minutes: float) -> list[Message]:
 
 
 def test_a_message_beyond_the_models_idle_gap_never_links() -> None:
-    idle = reply_model().decoding(SETTINGS).idle.total_seconds() / 60
-    threads, links = assign(printer_fixed_after(idle + 5))
+    threads, links = assign(printer_fixed_after(learned_idle_minutes() + 5))
     assert links["a"] == "q"
     assert "late" not in links
     assert ["late"] in threads

@@ -163,6 +163,11 @@ def float32_below(threshold: np.ndarray) -> np.ndarray:
     return below
 
 
+def decoding_settings(settings: ThreadSettings, idle: float | None) -> ThreadSettings:
+    """`settings` with threads kept open `idle` seconds after their last message (None: as they are)."""
+    return settings if idle is None else replace(settings, idle=timedelta(seconds=idle))
+
+
 @dataclass(frozen=True, slots=True)
 class ReplyModel:
     window: int
@@ -197,7 +202,7 @@ class ReplyModel:
 
     def decoding(self, settings: ThreadSettings) -> ThreadSettings:
         """`settings` with the idle gap the model was trained to decode with."""
-        return settings if self.idle is None else replace(settings, idle=timedelta(seconds=self.idle))
+        return decoding_settings(settings, self.idle)
 
     @classmethod
     def load(cls, path: Path = MODEL_PATH) -> ReplyModel:
