@@ -25,7 +25,7 @@ import numpy as np
 
 from threadkeep.model import Message
 from threadkeep.text import is_me_too, is_noise, token_set
-from threadkeep.threads.cues import asks, is_ack, is_confirmation, is_wait
+from threadkeep.threads.cues import asks, is_ack, is_confirmation, is_report, is_wait, opens_topic, promises
 from threadkeep.threads.mentions import NameIndex
 from threadkeep.threads.rules import window_speakers
 
@@ -104,6 +104,10 @@ STATIC: tuple[str, ...] = (
     "i_confirm",  # 「好了」, 「我也好了」, "works now"
     "j_confirm",
     "i_ack",  # 「收到」, "ok thanks"
+    "j_promise",  # 「我晚点挪回去试试」, "I'll send it tonight": the report back comes after a pause
+    "i_after_own_promise",  # this speaker's previous message was a promise: this may be the report back
+    "i_report",  # something is broken: a problem of its own, unless it adds to the speaker's own
+    "i_opens_topic",  # a question to the whole group or after a change of subject
     "rule_parent",  # the rule-based assigner links this message to the candidate
     "rule_same_thread",  # ... or puts both in one thread
     "rule_new_thread",  # ... or starts a thread with this message
@@ -195,6 +199,9 @@ def prepare(
     wait = np.zeros(n, dtype=bool)
     confirm = np.zeros(n, dtype=bool)
     ack = np.zeros(n, dtype=bool)
+    promise = np.zeros(n, dtype=bool)
+    report = np.zeros(n, dtype=bool)
+    opens = np.zeros(n, dtype=bool)
     me_too = np.zeros(n, dtype=bool)
     noise = np.zeros(n, dtype=bool)
     url = np.zeros(n, dtype=bool)
@@ -214,6 +221,9 @@ def prepare(
         wait[index] = is_wait(text)
         confirm[index] = is_confirmation(text)
         ack[index] = is_ack(text)
+        promise[index] = promises(text)
+        report[index] = is_report(text)
+        opens[index] = opens_topic(text)
         me_too[index] = is_me_too(text)
         noise[index] = is_noise(text) and not message.is_media
         url[index] = bool(_URL.search(text))
@@ -439,6 +449,10 @@ def prepare(
         "i_confirm": confirm[:, None],
         "j_confirm": confirm[j] & real,
         "i_ack": ack[:, None],
+        "j_promise": promise[j] & real,
+        "i_after_own_promise": ((previous_own >= 0) & promise[np.maximum(previous_own, 0)])[:, None],
+        "i_report": report[:, None],
+        "i_opens_topic": opens[:, None],
         "rule_parent": rule_parent,
         "rule_same_thread": rule_same,
         "rule_new_thread": rule_new[:, None],
