@@ -244,7 +244,7 @@ def train_corpora(settings: ThreadSettings, args: argparse.Namespace) -> list[Co
 
 
 # The dev parts of these sets; `hand_chats_dev3` stays dev.
-HAND_TRAIN_SETS = ("hand_chats", "hand_chats_dev2", *(f"hand_chats_train{number}" for number in range(1, 7)))
+HAND_TRAIN_SETS = ("hand_chats", "hand_chats_dev2", *(f"hand_chats_train{number}" for number in range(1, 14)))
 
 
 def hand_train(settings: ThreadSettings, labels: str) -> list[Corpus]:
