@@ -11,7 +11,14 @@ from threadkeep.model import Message
 from threadkeep.threads import features as F
 from threadkeep.threads import reconstruct
 from threadkeep.threads.cues import asks, confirms_fix, is_ack, is_confirmation, is_report, is_wait, promises
-from threadkeep.threads.learned import addressee_latest, assign_learned, decode, fresh_questions, prepare_conversation
+from threadkeep.threads.learned import (
+    addressee_latest,
+    assign_learned,
+    decode,
+    fresh_questions,
+    prepare_conversation,
+    structure_of,
+)
 from threadkeep.threads.mentions import NameIndex
 from threadkeep.threads.rules import ThreadSettings
 
@@ -317,6 +324,47 @@ def decode_with(messages: list[Message], prefer: dict[int, int], **rules) -> lis
             scores[index, list(candidates[index]).index(wanted)] = 1.0
     quoted = [-1] * len(messages)
     return decode(prepared, quoted, slots, scores, SETTINGS, **rules)
+
+
+SETTLED = {
+    "zh": (
+        "点图标打不开 一点反应都没有",
+        "@ana 升级到 3.2.1 就行",
+        "装了 3.2.1 好了",
+        "谢谢小云",
+        "又打不开了",
+        "安装 3.2.1 报 0x80070005",
+    ),
+    "en": (
+        "the app crashes on start since the update",
+        "@ana install 2.8.1, that fixes it",
+        "installed 2.8.1, works now",
+        "thanks Kim",
+        "it crashes again",
+        "installing 2.8.1 fails with 0x80070005",
+    ),
+}
+
+
+@pytest.mark.parametrize("language", SETTLED)
+def test_a_new_report_after_its_look_alike_was_confirmed_fixed_starts_a_thread(language: str) -> None:
+    report, fix, confirmed, thanks, again, other = SETTLED[language]
+    settled = [
+        msg("1", "ana", 0, report),
+        msg("2", "kim", 2, fix, mentions=("ana",)),
+        msg("3", "ana", 15, confirmed),
+        msg("4", "ana", 15.5, thanks),
+        msg("5", "ben", 22, other),
+    ]
+    # Had the starter raised the problem again, it would not be settled: a look-alike may be the same.
+    reopened = [*settled[:4], msg("4b", "ana", 18, again), msg("5", "ben", 22, other)]
+    for messages, starts in ((settled, True), (reopened, False)):
+        prepared = prepare_conversation(messages, NameIndex(messages), SETTINGS)
+        structure = structure_of(prepared, SETTINGS, [is_report(m.text) for m in messages])
+        last = len(messages) - 1
+        prefer = {last: last - 1}  # the scores put ben's report under ana's last line: the words are the same
+        assert decode_with(messages, prefer)[last] == last - 1
+        assert (decode_with(messages, prefer, structure=structure)[last] == -1) is starts
 
 
 def test_an_addressed_message_moves_to_the_addressees_open_thread() -> None:

@@ -47,6 +47,8 @@ class Decoding:
     content: list[bool] = field(init=False, default_factory=list)  # it has a message that is more than a reaction
     asked: list[bool] = field(init=False, default_factory=list)  # the thread has a question
     reported: list[bool] = field(init=False, default_factory=list)  # the thread has a report (`cues.is_report`)
+    # Its starter confirmed it works (「装了 3.2.1 好了」) and has raised nothing since.
+    settled: list[bool] = field(init=False, default_factory=list)
     open_threads: list[int] = field(init=False, default_factory=list)  # the current message may join them (`find_open`)
 
     def __post_init__(self) -> None:
@@ -78,6 +80,7 @@ class Decoding:
         self.content.append(structure is None or not structure.slight[index])
         self.asked.append(structure is not None and structure.asks[index])
         self.reported.append(structure is not None and structure.report[index])
+        self.settled.append(False)
 
     def join(self, index: int, parent: int, now: float, structure: Structure | None) -> None:
         """Message `index` replies to `parent`, in its thread."""
@@ -90,4 +93,9 @@ class Decoding:
         self.content[thread] = self.content[thread] or structure is None or not structure.slight[index]
         self.asked[thread] = self.asked[thread] or (structure is not None and structure.asks[index])
         self.reported[thread] = self.reported[thread] or (structure is not None and structure.report[index])
+        if structure is not None and self.speakers[index] == self.starters[thread]:
+            if structure.confirm[index]:
+                self.settled[thread] = True
+            elif structure.report[index] or structure.asks[index] or structure.wait[index]:
+                self.settled[thread] = False
         self.parents[index] = parent

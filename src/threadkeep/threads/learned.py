@@ -502,6 +502,9 @@ def _small_group_rules(index: int, choice: int, state: Decoding, structure: Stru
       shares with the thread the scores chose (「+1 我也一直转圈」 to 「一直转圈同步失败」, not to
       the exchange just before it; 「我也老报 E1024」 to the E1024 report, not to its speaker's
       earlier "me too" in another one);
+    - a report after the fix: a report by someone who has not spoken in the thread the scores
+      chose, once that thread's starter has confirmed it works and raised nothing since, starts
+      a thread even when it shares words (「安装 3.2.1 报 0x80070005」 after 「装了 3.2.1 好了」 … 「谢谢小云」);
     - a new report: a report (`cues.is_report`: 「充值没到账」, "the app crashes") that shares
       no word with the thread the scores chose, by someone who has not spoken in it, starts a
       thread, unless it comes right after someone else's question (「应该不行吧」 answers it);
@@ -545,11 +548,14 @@ def _small_group_rules(index: int, choice: int, state: Decoding, structure: Stru
         shared = [(len(mine & state.words[t]), state.tails[t]) for t in state.open_threads if t != chosen]
         best = max(shared, default=(0, -1))
         return best[1] if best[0] > len(mine & state.words[chosen]) else choice
+    me = state.speakers[index]
+    settled = state.settled[chosen] and me not in state.members[chosen]
+    if settled and structure.report[index] and not structure.asks[index]:
+        return -1
     if state.tokens[index] & state.words[chosen]:
         return choice
     if structure.slight[index]:
         return choice
-    me = state.speakers[index]
     if (
         structure.report[index]
         and not structure.asks[index]
