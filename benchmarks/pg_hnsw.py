@@ -1,9 +1,10 @@
-"""pgvector HNSW settings swept on a bare table: recall@10 against exact search, latency, build time, size.
+"""pgvector HNSW and IVFFlat settings swept on a bare table: recall@10 against exact search, latency, build time, size.
 
     python benchmarks/pg_hnsw.py --diagnose --real PREFIX              # how hard the vector sets are
     THREADKEEP_TEST_POSTGRES=postgresql://postgres@127.0.0.1:5433/postgres nice -n 15 \\
         python benchmarks/pg_hnsw.py --real PREFIX --n 100000 --m 16 32 --ef-construction 64 128 \\
         --ef-search 40 100 200 400 --halfvec --rerank 40 100
+    ... python benchmarks/pg_hnsw.py --real PREFIX --n 1000000 --ivfflat-only --ivfflat-lists 1000 --probes 10 20 40
 
 Vector sets (`--set`): `grown` is what `store_scale.py --real PREFIX` stores (vector_recall.py's
 `grown`: noisy copies of the real e5 passages in PREFIX-passages.npy), `clusters` its synthetic
@@ -14,7 +15,8 @@ Vector sets (`--set`): `grown` is what `store_scale.py --real PREFIX` stores (ve
 Queries have the shape of `PostgresStore.dense_candidates` without a filter: `ORDER BY embedding <=>
 q LIMIT k` served by the graph, with `hnsw.ef_search` set. With `--halfvec` the graph is built over
 `embedding::halfvec(384)` (half the size) and the query takes the `--rerank` nearest by half
-precision, then orders those by the full vectors. Per setting: recall@10 (mean over the queries),
+precision, then orders those by the full vectors. `--ivfflat-lists` builds IVFFlat indexes instead
+(or as well), queried with `ivfflat.probes` set to each of `--probes`. Per setting: recall@10 (mean over the queries),
 wall p50 / p95 (client, one round trip each) and the backend's CPU p50 / p95
 (/proc/PID/schedstat), after one warm-up pass over the same queries.
 
@@ -161,6 +163,27 @@ def ms(values: list[float]) -> str:
     return f"{1000 * np.percentile(values, 50):6.2f} / {1000 * np.percentile(values, 95):6.2f}"
 
 
+def measure(db, table: str, build: tuple[str, str], runs: list[tuple[str, str, str]], texts, truth, args) -> None:
+    """Build one index (`build`: its USING clause and a label), then each run's setting and query."""
+    clause, label = build
+    db.execute(f"DROP INDEX IF EXISTS {table}_ann")
+    db.execute(f"SET maintenance_work_mem = '{args.memory}'")
+    tick = time.perf_counter()
+    db.execute(f"CREATE INDEX {table}_ann ON {table} {clause}")
+    took = time.perf_counter() - tick
+    size = db.execute(f"SELECT pg_relation_size('{table}_ann')").fetchone()[0]
+    print(f"{label}: build {took:.0f} s, index {size / 1e6:,.0f} MB (load {os.getloadavg()[0]:.1f})", flush=True)
+    for what, setting, statement in runs:
+        db.execute(setting)
+        run_queries(db, statement, texts, args.k)  # warm-up
+        found, walls, servers = run_queries(db, statement, texts, args.k)
+        recall = np.mean([len(set(f) & set(t.tolist())) / args.k for f, t in zip(found, truth, strict=True)])
+        print(f"  {what:26s} recall@{args.k} {recall:.3f}  wall {ms(walls)} ms  server CPU "
+              f"{ms(servers)} ms  (load {os.getloadavg()[0]:.1f})", flush=True)  # fmt: skip
+    if not args.keep_index:
+        db.execute(f"DROP INDEX IF EXISTS {table}_ann")
+
+
 def sweep(args) -> None:
     url_base = ADMIN_URL.rsplit("/", 1)[0]
     with connect(ADMIN_URL) as admin:
@@ -179,44 +202,34 @@ def sweep(args) -> None:
         f"{args.set} {args.n:,}, {len(queries)} queries, k {args.k}; server {settings}; load {os.getloadavg()[0]:.1f}",
         flush=True,
     )
-    kinds = (["halfvec"] if args.halfvec else []) + ([] if args.halfvec_only else ["vector"])
+    plain = f"SELECT id FROM {table} ORDER BY embedding <=> %s::vector LIMIT %s"
+    kinds = (["halfvec"] if args.halfvec else []) + ([] if args.halfvec_only or args.ivfflat_only else ["vector"])
     for kind in kinds:
         for m in args.m:
             for efc in args.ef_construction:
-                db.execute(f"DROP INDEX IF EXISTS {table}_hnsw")
                 column, ops = (
                     (f"(embedding::halfvec({DIM}))", "halfvec_cosine_ops") if kind == "halfvec"
                     else ("(embedding)", "vector_cosine_ops")
                 )  # fmt: skip
-                db.execute(f"SET maintenance_work_mem = '{args.memory}'")
-                tick = time.perf_counter()
-                db.execute(f"CREATE INDEX {table}_hnsw ON {table} USING hnsw ({column} {ops}) "
-                           f"WITH (m = {m}, ef_construction = {efc})")  # fmt: skip
-                build = time.perf_counter() - tick
-                size = db.execute(f"SELECT pg_relation_size('{table}_hnsw')").fetchone()[0]
-                print(f"{kind} m {m} ef_construction {efc}: build {build:.0f} s, index {size / 1e6:,.0f} MB "
-                      f"(load {os.getloadavg()[0]:.1f})", flush=True)  # fmt: skip
+                build = (f"USING hnsw ({column} {ops}) WITH (m = {m}, ef_construction = {efc})",
+                         f"{kind} m {m} ef_construction {efc}")  # fmt: skip
+                runs = []
                 for ef in args.ef_search:
-                    db.execute(f"SET hnsw.ef_search = {ef}")
                     for rerank in args.rerank if kind == "halfvec" else [args.k]:
+                        statement = plain
                         if kind == "halfvec":
                             statement = (
                                 f"SELECT id FROM (SELECT id, embedding FROM {table} ORDER BY "
                                 f"embedding::halfvec({DIM}) <=> %s::halfvec({DIM}) LIMIT {rerank}) c "
                                 "ORDER BY embedding <=> %s::vector LIMIT %s"
                             )
-                        else:
-                            statement = f"SELECT id FROM {table} ORDER BY embedding <=> %s::vector LIMIT %s"
-                        run_queries(db, statement, texts, args.k)  # warm-up
-                        found, walls, servers = run_queries(db, statement, texts, args.k)
-                        recall = np.mean(
-                            [len(set(f) & set(t.tolist())) / args.k for f, t in zip(found, truth, strict=True)]
-                        )
                         what = f"ef_search {ef:4d}" + (f" rerank {rerank:4d}" if kind == "halfvec" else "")
-                        print(f"  {what:26s} recall@{args.k} {recall:.3f}  wall {ms(walls)} ms  server CPU "
-                              f"{ms(servers)} ms  (load {os.getloadavg()[0]:.1f})", flush=True)  # fmt: skip
-                if not args.keep_index:
-                    db.execute(f"DROP INDEX IF EXISTS {table}_hnsw")
+                        runs.append((what, f"SET hnsw.ef_search = {ef}", statement))
+                measure(db, table, build, runs, texts, truth, args)
+    for lists in args.ivfflat_lists:
+        build = (f"USING ivfflat (embedding vector_cosine_ops) WITH (lists = {lists})", f"ivfflat lists {lists}")
+        runs = [(f"probes {probes:4d}", f"SET ivfflat.probes = {probes}", plain) for probes in args.probes]
+        measure(db, table, build, runs, texts, truth, args)
     db.close()
 
 
@@ -232,6 +245,9 @@ def main() -> None:
     parser.add_argument("--halfvec", action="store_true", help="also the halfvec index")
     parser.add_argument("--halfvec-only", action="store_true", help="only the halfvec index")
     parser.add_argument("--rerank", type=int, nargs="+", default=[10, 40, 100], help="halfvec candidates re-ranked")
+    parser.add_argument("--ivfflat-lists", type=int, nargs="*", default=[], help="also IVFFlat indexes of these lists")
+    parser.add_argument("--probes", type=int, nargs="+", default=[10, 20, 40], help="ivfflat.probes tried")
+    parser.add_argument("--ivfflat-only", action="store_true", help="no HNSW index")
     parser.add_argument("--memory", default="2GB", help="maintenance_work_mem for the build")
     parser.add_argument("--keep-index", action="store_true")
     parser.add_argument("--diagnose", action="store_true")
