@@ -174,6 +174,10 @@ def main() -> None:
                             old = next((i for i, hit in enumerate(chat) if _starts(hit, gold["older"])), len(chat))
                             tallies[(name, "newer first", split)][0] += new < old
                             tallies[(name, "newer first", split)][1] += 1
+                            if args.show and seen:
+                                scores = [f"{chat[i].score:.3f}" if i < len(chat) else "-" for i in (new, old)]
+                                print(f"[{name}] {question} -> newer copy at chat rank {new} ({scores[0]}), "
+                                      f"older at {old} ({scores[1]})")  # fmt: skip
                     else:
                         right = any(gold["doc"] in _full(retrieval, c.chunk_id) for c in cited)
                     tallies[(name, "cited right", split)][0] += answered and right
