@@ -201,6 +201,21 @@ def test_a_message_after_its_speakers_wait_cue() -> None:
     assert feature(messages, "i_after_own_wait", 2, 2) == 0
 
 
+def test_a_promise_its_report_back_a_new_report_and_a_question_to_the_group() -> None:
+    messages = [
+        msg("1", "zhang", 0, "路由器连不上网了"),
+        msg("2", "staff", 1, "重启一下试试"),
+        msg("3", "zhang", 2, "好 我晚点回家试试"),
+        msg("4", "li", 30, "有人知道物业电话吗"),
+        msg("5", "zhang", 90, "重启完绿灯了"),
+    ]
+    assert feature(messages, "i_report", 0, 0) == 1 and feature(messages, "i_report", 4, 4) == 0
+    assert feature(messages, "j_promise", 4, 2) == 1 and feature(messages, "j_promise", 4, 1) == 0
+    assert feature(messages, "i_after_own_promise", 4, 4) == 1
+    assert feature(messages, "i_after_own_promise", 3, 3) == 0
+    assert feature(messages, "i_opens_topic", 3, 3) == 1 and feature(messages, "i_opens_topic", 1, 1) == 0
+
+
 PROMISE_THEN_NEW_PROBLEM = {
     "zh": [
         msg("1", "cust", 0, "3栋601 厨房水槽下面的水管漏水了"),
