@@ -175,7 +175,13 @@ def main() -> None:
                             tallies[(name, "newer first", split)][0] += new < old
                             tallies[(name, "newer first", split)][1] += 1
                             if args.show and seen:
-                                scores = [f"{chat[i].score:.3f}" if i < len(chat) else "-" for i in (new, old)]
+                                scores = [
+                                    f"{chat[i].score:.3f}, cosine {chat[i].dense_score or 0:.3f}, "
+                                    f"full-text rank {chat[i].lexical_rank}"
+                                    if i < len(chat)
+                                    else "-"
+                                    for i in (new, old)
+                                ]
                                 print(f"[{name}] {question} -> newer copy at chat rank {new} ({scores[0]}), "
                                       f"older at {old} ({scores[1]})")  # fmt: skip
                     else:
