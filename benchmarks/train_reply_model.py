@@ -482,8 +482,7 @@ def evaluate(model: L.ReplyModel, data: Corpus, settings: ThreadSettings, stages
     links: dict[str, list[str]] = {}
     for conversation in data.conversations:
         p = conversation.prepared
-        reports = L.reports_of(conversation.messages)
-        parents, _, _ = L.run_cascade(p, conversation.quoted, model, settings, stages, reports)
+        parents, _, _ = L.run_cascade(p, conversation.quoted, model, settings, stages)
         groups, chosen = L.threads_of(p.ids, parents)
         for number, group in enumerate(groups):
             for message_id in group:

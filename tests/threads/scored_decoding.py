@@ -33,7 +33,7 @@ def decode_picks(
             slot = int(np.flatnonzero(prepared.candidates[index] == position[wanted])[0])
             scores[index, slot] = 1.0  # beats the self-link
     kept = np.broadcast_to(np.arange(slots), (n, slots))
-    structure = L.structure_of(prepared, SETTINGS, L.reports_of(messages)) if small_group_rules else None
+    structure = L.structure_of(prepared, SETTINGS) if small_group_rules else None
     topics = interleave.topics_of(messages) if interleave_rules else None
     parents = L.decode(prepared, [-1] * n, kept, scores, SETTINGS, structure=structure, topics=topics)
     return {message.id: (messages[p].id if p >= 0 else None) for message, p in zip(messages, parents, strict=True)}

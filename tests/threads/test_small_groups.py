@@ -375,7 +375,7 @@ def test_a_new_report_after_its_look_alike_was_confirmed_fixed_starts_a_thread(l
     reopened = [*settled[:4], msg("4b", "ana", 18, again), msg("5", "ben", 22, other)]
     for messages, starts in ((settled, True), (reopened, False)):
         prepared = prepare_conversation(messages, NameIndex(messages), SETTINGS)
-        structure = structure_of(prepared, SETTINGS, [is_report(m.text) for m in messages])
+        structure = structure_of(prepared, SETTINGS)
         last = len(messages) - 1
         prefer = {last: last - 1}  # the scores put ben's report under ana's last line: the words are the same
         assert decode_with(messages, prefer)[last] == last - 1

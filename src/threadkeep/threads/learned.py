@@ -41,7 +41,6 @@ import numpy as np
 from threadkeep.model import Message
 from threadkeep.threads import features as F
 from threadkeep.threads import interleave
-from threadkeep.threads.cues import is_report
 from threadkeep.threads.decoding import Decoding, Structure
 from threadkeep.threads.mentions import NameIndex
 from threadkeep.threads.rules import ThreadSettings, assign_threads
@@ -369,7 +368,7 @@ def decode(
     return parents
 
 
-def structure_of(prepared: F.Prepared, settings: ThreadSettings, reports: Sequence[bool] | None = None) -> Structure:
+def structure_of(prepared: F.Prepared, settings: ThreadSettings) -> Structure:
     def flag(name: str) -> np.ndarray:
         return prepared.static[:, 0, F.STATIC.index(name)] > 0
 
@@ -391,7 +390,7 @@ def structure_of(prepared: F.Prepared, settings: ThreadSettings, reports: Sequen
         flag("i_me_too").tolist(),
         (flag("i_confirm") & ~flag("i_question")).tolist(),
         (np.diff(prepared.times, prepend=-np.inf) > settings.merge_gap.total_seconds()).tolist(),
-        list(reports) if reports is not None else [False] * len(prepared.ids),
+        flag("i_report").tolist(),
         (flag("i_ack") | flag("i_me_too")).tolist(),
         prepared.times.tolist(),
         settings.reopen_gap.total_seconds(),
@@ -627,11 +626,6 @@ def reactions(prepared: F.Prepared) -> list[bool]:
     return flags.tolist()
 
 
-def reports_of(messages: Sequence[Message]) -> list[bool]:
-    """Per message, whether it reports something broken (`cues.is_report`; a small-group rule reads it)."""
-    return [is_report(message.text or "") for message in messages]
-
-
 def quoted_indices(messages: Sequence[Message], prepared: F.Prepared) -> list[int]:
     """Per message, the earlier message it quotes, else the 接龙 entry it copies (`chain_copies`), else -1."""
     position = {message_id: index for index, message_id in enumerate(prepared.ids)}
@@ -684,7 +678,6 @@ def run_cascade(
     model: ReplyModel,
     settings: ThreadSettings,
     stages: int | None = None,
-    reports: Sequence[bool] | None = None,
     topics: interleave.Topics | None = None,
 ) -> tuple[list[int], np.ndarray, np.ndarray]:
     """Parents chosen by the cascade (its first `stages` tree stages), the kept slots and the last scores."""
@@ -708,7 +701,7 @@ def run_cascade(
             joiners = reactions(prepared) if model.reactions_join else None
             addressed = addressee_latest(prepared) if model.addressed_join else None
             fresh = fresh_questions(prepared, topics) if model.fresh_apart else None
-            structure = structure_of(prepared, settings, reports) if model.small_groups else None
+            structure = structure_of(prepared, settings) if model.small_groups else None
         parents = decode(
             prepared,
             quoted,
@@ -738,9 +731,7 @@ def assign_learned(
     model = model or reply_model()
     prepared = prepare_conversation(messages, names, settings)
     topics = interleave.topics_of(messages)
-    parents, _, _ = run_cascade(
-        prepared, quoted_indices(messages, prepared), model, settings, reports=topics.report, topics=topics
-    )
+    parents, _, _ = run_cascade(prepared, quoted_indices(messages, prepared), model, settings, topics=topics)
     return threads_of(prepared.ids, parents)
 
 
