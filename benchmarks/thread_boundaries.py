@@ -26,7 +26,12 @@ Corpora (`use` says what each may be used for):
   the features; no parameter is fitted on it).
 
 Threads come from `threadkeep.api.threads_of`, as `threadkeep threads EXPORT --jsonl` prints
-them, scored with the official `score_threads.py` (VI, 1-1, exact P/R/F, link F). Speeds include
+them, scored with the official `score_threads.py` (VI, 1-1, exact P/R/F, link F), and two figures of issue
+13's goals for small chats: `q_a`, the share of questions (a line with a question mark) whose answer (the next line
+of its gold thread by someone else, at most 5 minutes later) is in the question's thread; `confirm`, the share of
+confirmations and thanks (a short line of its own word list, not the gold thread's first) in the thread of the
+line they answer (the gold thread's line before, by someone else). Both word lists are this file's, not the
+product's cues, so the figures do not share the model's blind spots. Speeds include
 reading the bundle: messages per wall-clock second and per CPU second of this process (run
 under `taskset -c 0` the two agree on an idle machine; on a shared one the CPU figure is the fair one).
 """
@@ -36,21 +41,31 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import re
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 
 import hand_chats
 from small_groups import BENCH, OUT, part_of
 from threadkeep.api import threads_of
-from threadkeep.model import Thread
+from threadkeep.model import Message, Thread
 from threadkeep.threads import ThreadSettings
 from threadkeep.threads import learned as L
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "src" / "threadkeep" / "samples" / "support_group"
-METRICS = ("VI", "1-1", "exact_P", "exact_R", "exact_F", "link_F")
+METRICS = ("VI", "1-1", "exact_P", "exact_R", "exact_F", "link_F", "q_a", "confirm")
+ANSWER_WITHIN = timedelta(minutes=5)
+_CONFIRMS = re.compile(
+    r"\b(?:works?|worked|working now|fixed|that did it|it's back|is back|solved|perfect|thanks|thank you|thx|ty)\b"
+    r"|好了|可以了|解决了|搞定|成功了|谢谢|多谢|感谢|行了|正常了",
+    re.IGNORECASE,
+)
+CONFIRM_CHARS = 60
 
 
 def scorer():
@@ -136,21 +151,46 @@ def corpora(synthetic: Path) -> list[Corpus]:
     return out
 
 
-def predict(bundle: Path, assigner: str, resume: bool = True) -> tuple[int, list[Thread], float, float]:
+def predict(bundle: Path, assigner: str, resume: bool = True) -> tuple[list[Message], list[Thread], float, float]:
     """Messages read, threads, wall-clock and CPU seconds (the CPU figure holds on a loaded machine)."""
     started, cpu = time.perf_counter(), time.process_time()
     result, threads = threads_of(bundle, None, ThreadSettings(assigner=assigner, resume_paused=resume))
-    return len(result.messages), threads, time.perf_counter() - started, time.process_time() - cpu
+    return result.messages, threads, time.perf_counter() - started, time.process_time() - cpu
 
 
-def figures(score_threads, corpus: Corpus, threads: list[Thread]) -> dict:
+def small_chat_pairs(gold: dict, messages: Sequence[Message]) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """(question, answer) and (line, confirmation) pairs of the gold threads (see the module's docstring)."""
+    by_id = {message.id: message for message in messages}
+    answers, confirmations = [], []
+    for record in gold.values():
+        for thread in record["threads"]:
+            said = [by_id[mid] for mid in thread if mid in by_id]
+            said.sort(key=lambda message: message.sent_at)
+            for i, message in enumerate(said):
+                later = [other for other in said[i + 1 :] if other.sender != message.sender]
+                asks = "?" in message.text or "？" in message.text
+                if asks and later and later[0].sent_at - message.sent_at <= ANSWER_WITHIN:
+                    answers.append((message.id, later[0].id))
+                earlier = [other for other in said[:i] if other.sender != message.sender]
+                if earlier and len(message.text) <= CONFIRM_CHARS and _CONFIRMS.search(message.text):
+                    confirmations.append((earlier[-1].id, message.id))
+    return answers, confirmations
+
+
+def figures(score_threads, corpus: Corpus, threads: list[Thread], messages: Sequence[Message]) -> dict:
     labels: dict[str, tuple] = {}
     links: dict[str, list[str]] = {}
     for number, thread in enumerate(threads):
         for message_id in thread.message_ids:
             labels[message_id] = ("L", str(number))
             links[message_id] = [thread.reply_to.get(message_id, message_id)]
-    return score_threads.score(corpus.gold, labels, links)
+    result = score_threads.score(corpus.gold, labels, links)
+    for name, pairs in zip(("q_a", "confirm"), small_chat_pairs(corpus.gold, messages), strict=True):
+        joined = sum(labels.get(a) is not None and labels.get(a) == labels.get(b) for a, b in pairs)
+        result[f"{name}_pairs"] = (joined, len(pairs))
+        if pairs:
+            result[name] = 100.0 * joined / len(pairs)
+    return result
 
 
 def main() -> None:
@@ -168,22 +208,35 @@ def main() -> None:
         L._model = L.ReplyModel.load(args.model)
     score_threads = scorer()
     chosen = [name for name in args.only.split(",") if name]
+    pooled: dict[tuple[str, str, str, str], list[int]] = {}  # (use, language, assigner, figure) -> joined, pairs
     print(f"{'corpus':<15} {'use':<9} {'assigner':<8} " + " ".join(f"{m:>8}" for m in METRICS) + "    msg/s  msg/cpu-s")
     for corpus in corpora(args.synthetic):
         if chosen and corpus.name not in chosen:
             continue
         for assigner in args.assigners.split(","):
-            count, threads, elapsed, cpu = predict(corpus.bundle, assigner, not args.no_resume)
-            result = figures(score_threads, corpus, threads)
+            messages, threads, elapsed, cpu = predict(corpus.bundle, assigner, not args.no_resume)
+            count = len(messages)
+            result = figures(score_threads, corpus, threads, messages)
             row = " ".join(f"{result[m]:8.1f}" if m in result else f"{'':>8}" for m in METRICS)
             speed = f"{count / elapsed:8,.0f} {count / cpu:10,.0f}"
             print(f"{corpus.name:<15} {corpus.use:<9} {assigner:<8} {row} {speed}", flush=True)
+            written = corpus.name.startswith(("hand", "train", "lead", "sample"))
+            language = "en" if corpus.name.endswith("-en") or "-en-" in corpus.name else "zh"
+            for name in ("q_a", "confirm") if written else ():
+                total = pooled.setdefault((corpus.use, language, assigner, name), [0, 0])
+                total[0] += result[f"{name}_pairs"][0]
+                total[1] += result[f"{name}_pairs"][1]
             if args.per_chat and corpus.use != "held-out" and len(corpus.gold) > 1:
                 for name in sorted(corpus.gold):
                     part = Corpus(name, corpus.use, corpus.bundle, {name: corpus.gold[name]})
-                    result = figures(score_threads, part, threads)
+                    result = figures(score_threads, part, threads, messages)
                     row = " ".join(f"{result[m]:8.1f}" if m in result else f"{'':>8}" for m in METRICS)
                     print(f"  {name[:31]:<31} {row}", flush=True)
+    print("\npairs joined, pooled over the hand-written chats of each use (IRC, Gitter and synthetic left out):")
+    for (use, language, assigner, name), (joined, pairs) in sorted(pooled.items()):
+        if pairs:
+            share = f"{100 * joined / pairs:5.1f} %"
+            print(f"  {use:<9} {language} {assigner:<8} {name:<8} {joined:>5} / {pairs:<5} {share}")
     if not args.synthetic.is_dir():
         print(f"(no synthetic chats in {args.synthetic}: run benchmarks/small_groups.py)", file=sys.stderr)
 
