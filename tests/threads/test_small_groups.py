@@ -138,6 +138,21 @@ def test_acknowledgements() -> None:
     assert not is_ack("好的 我明天把日志发你") and not is_ack("ok so the problem is the cache")
 
 
+@pytest.mark.parametrize(
+    "text", ["谢谢陈师傅", "谢谢大家[抱拳]", "好的 谢谢两位", "thanks Mick", "ty both 🙏", "ok thank you Priya!!"]
+)
+def test_a_thanks_naming_whom_it_thanks_is_an_acknowledgement(text: str) -> None:
+    assert is_ack(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["谢谢 我明天再试试", "谢谢陈师傅专门跑一趟 水不滴了", "thanks Mick, I'll bring it Monday", "thanks for the help"],
+)
+def test_a_thanks_that_goes_on_is_not_only_an_acknowledgement(text: str) -> None:
+    assert not is_ack(text)
+
+
 # ----------------------------------------------------------------------------- features
 
 

@@ -6,7 +6,8 @@
   check"): the conclusion often comes long after, in the same thread;
 - `is_confirmation`: it works now (「我也好了」, 「可以了」, "works now", "hot water is back 👍"):
   it closes the thread of the fix it confirms;
-- `is_ack`: a short acknowledgement or thanks (「收到」, 「好的谢谢」, "ok thanks");
+- `is_ack`: a short acknowledgement or thanks, naming whom it thanks or not (「收到」, 「好的谢谢」, 「谢谢陈师傅」,
+  "ok thanks", "thanks Mick");
 - `promises`: the speaker will do something later (「我晚点挪回去试试」, "I'll keep an eye on the
   app"): their next line, hours later, reports back (`threads/resume.py`).
 
@@ -81,10 +82,17 @@ _NOT_WORKING = _starting_with(
     r" (?:work|load|open|start|connect|show|sync|boot|drain|heat|charge|turn on|flush)",
     re.IGNORECASE,
 )
-_ACK = re.compile(
-    r"^(?:[\s\W_]|收到|好的|好滴|好哒|好嘞|好|嗯|哦|谢谢|多谢|感谢|谢啦|辛苦|明白|了解|知道了|懂了|行|可以"
+_ACK_WORDS = (
+    r"[\s\W_]|\[[^\]\s]{1,4}\]|收到|好的|好滴|好哒|好嘞|好|嗯|哦|谢谢|多谢|感谢|谢啦|辛苦|明白|了解|知道了|懂了|行|可以"
     r"|ok(?:ay)?|k|thanks?|thank you|thx|ty|got it|noted|cool|great|sure|will do|np|perfect|nice|yes|yep|alright"
-    r"|👍|🙏|👌)+$",
+    r"|👍|🙏|👌"
+)
+# A thanks may name whom it thanks: one word after it ("thanks Mick", "ty both"), up to three Chinese
+# characters (「谢谢邓师傅」, 「谢谢大家」); a WeChat sticker code (「[抱拳]」) is part of an acknowledgement.
+_ACK = re.compile(
+    rf"^(?:{_ACK_WORDS})*"
+    r"(?:(?:thanks?|thank you|thx|ty|cheers)[\s,]+[^\W\d_]{1,15}|(?:谢谢|多谢|感谢|谢啦)[\u4e00-\u9fff]{1,3})?"
+    rf"(?:{_ACK_WORDS})*$",
     re.IGNORECASE,
 )
 
