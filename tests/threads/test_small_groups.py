@@ -147,7 +147,13 @@ def test_a_thanks_naming_whom_it_thanks_is_an_acknowledgement(text: str) -> None
 
 @pytest.mark.parametrize(
     "text",
-    ["谢谢 我明天再试试", "谢谢陈师傅专门跑一趟 水不滴了", "thanks Mick, I'll bring it Monday", "thanks for the help"],
+    [
+        "谢谢 我明天再试试",
+        "谢谢陈师傅专门跑一趟 水不滴了",
+        "thanks Mick, I'll bring it Monday",
+        "thanks for the help",
+        "[图片]",
+    ],
 )
 def test_a_thanks_that_goes_on_is_not_only_an_acknowledgement(text: str) -> None:
     assert not is_ack(text)

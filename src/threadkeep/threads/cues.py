@@ -83,12 +83,14 @@ _NOT_WORKING = _starting_with(
     re.IGNORECASE,
 )
 _ACK_WORDS = (
-    r"[\s\W_]|\[[^\]\s]{1,4}\]|收到|好的|好滴|好哒|好嘞|好|嗯|哦|谢谢|多谢|感谢|谢啦|辛苦|明白|了解|知道了|懂了|行|可以"
+    r"[\s\W_]|\[(?!图片|照片|语音|视频|文件|链接|转账|红包|位置|小程序)[^\]\s]{1,4}\]"
+    r"|收到|好的|好滴|好哒|好嘞|好|嗯|哦|谢谢|多谢|感谢|谢啦|辛苦|明白|了解|知道了|懂了|行|可以"
     r"|ok(?:ay)?|k|thanks?|thank you|thx|ty|got it|noted|cool|great|sure|will do|np|perfect|nice|yes|yep|alright"
     r"|👍|🙏|👌"
 )
 # A thanks may name whom it thanks: one word after it ("thanks Mick", "ty both"), up to three Chinese
-# characters (「谢谢邓师傅」, 「谢谢大家」); a WeChat sticker code (「[抱拳]」) is part of an acknowledgement.
+# characters (「谢谢邓师傅」, 「谢谢大家」); a WeChat sticker code (「[抱拳]」, not a media placeholder
+# such as 「[图片]」) is part of an acknowledgement.
 _ACK = re.compile(
     rf"^(?:{_ACK_WORDS})*"
     r"(?:(?:thanks?|thank you|thx|ty|cheers)[\s,]+[^\W\d_]{1,15}|(?:谢谢|多谢|感谢|谢啦)[\u4e00-\u9fff]{1,3})?"
