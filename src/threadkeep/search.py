@@ -8,9 +8,11 @@ how close it is, not just where it ranks. Time decay applies to chat chunks only
 can take away at most `1 - decay_floor` of it, so it reorders near-equals and
 never lifts a weak new thread over a much closer old one.
 
-Two things reorder the fused hits. A conversation's (or document's) later hits yield to close hits
+Three things reorder the fused hits. A conversation's (or document's) later hits yield to close hits
 of other sources (`repeat_factor`), so an answer spread over several chats is not crowded out by
-one chat's many exchanges. And when the query names a time ("two weeks ago", "on 3 June";
+one chat's many exchanges. Of two chat hits both retrievers find equally close, the newer ranks first
+(`newer_among_equals`): the fused relevance can set them far apart where the raw scores are near, since
+each retriever's scores are scaled over its candidates. And when the query names a time ("two weeks ago", "on 3 June";
 `threadkeep.when`), chat said outside it keeps only `off_time_factor` of its relevance, while chat
 said within it is also ranked among itself, so its best match counts fully.
 
@@ -24,7 +26,7 @@ import heapq
 from collections import Counter, deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 
@@ -34,6 +36,14 @@ from threadkeep.store import SearchFilters, Store
 from threadkeep.when import Span, named_span
 
 SOURCE_TYPES = ("chat", "document")
+# Two chat hits are equally close when the dense side puts them within this many standard deviations of
+# the query's candidate cosines (the store's own spread for this query, on any model's scale) ...
+EQUAL_SPREAD = 0.75
+# ... and full text gives the lower of the two at least this share of the higher's score (or finds neither).
+EQUAL_TEXT = 0.6
+# Of two such hits the newer ranks first when it is at least this much newer: a fix goes stale in weeks
+# (`half_life_days`), not between two exchanges of one afternoon.
+NEWER_BY = timedelta(days=1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +105,10 @@ def scaled(ranking: list[tuple[str, float]]) -> dict[str, float]:
     return {chunk_id: (score - low) / (high - low) for chunk_id, score in ranking}
 
 
+def said_within(chunk: Chunk, span: Span) -> bool:
+    return span.overlaps(chunk.started_at or chunk.occurred_at, chunk.occurred_at)
+
+
 def relevance(
     chunk: Chunk, dense: float, lexical: float, now: datetime, settings: SearchSettings, span: Span | None
 ) -> float:
@@ -102,7 +116,7 @@ def relevance(
     fused = settings.dense_weight * dense + (1.0 - settings.dense_weight) * lexical
     if chunk.source_type == "chat":
         fused *= age_factor((now - chunk.occurred_at).total_seconds() / 86400, settings)
-        if span is not None and not span.overlaps(chunk.started_at or chunk.occurred_at, chunk.occurred_at):
+        if span is not None and not said_within(chunk, span):
             fused *= settings.off_time_factor
     return fused
 
@@ -163,6 +177,44 @@ def diversified(hits: list[Hit], repeat_factor: float) -> list[Hit]:
     return ordered
 
 
+def newer_among_equals(
+    hits: list[Hit], dense: list[tuple[str, float]], lexical: list[tuple[str, float]], span: Span | None = None
+) -> list[Hit]:
+    """`hits` (best first) with each chat hit ranked right below an older, equally close chat hit moved above
+    it (chat hits only, each one place at most; the two swap scores, so the order stays by score). Chat of
+    the time the query names stays above chat of other times."""
+    cosines = [cosine for _, cosine in dense]
+    spread = float(np.std(cosines)) if len(cosines) > 1 else 0.0
+    text = dict(lexical)
+
+    def equally_close(upper: Hit, lower: Hit) -> bool:
+        if (upper.dense_score is None) != (lower.dense_score is None):
+            return False
+        if upper.dense_score is not None and upper.dense_score - lower.dense_score > EQUAL_SPREAD * spread:
+            return False
+        high, low = text.get(upper.chunk.id), text.get(lower.chunk.id)
+        if high is None or low is None:
+            return high is low
+        return min(high, low) >= EQUAL_TEXT * max(high, low)
+
+    ordered = list(hits)
+    chat = [position for position, hit in enumerate(ordered) if hit.chunk.source_type == "chat"]
+    step = 0
+    while step + 1 < len(chat):
+        above, below = chat[step], chat[step + 1]
+        upper, lower = ordered[above], ordered[below]
+        if (
+            lower.chunk.occurred_at - upper.chunk.occurred_at >= NEWER_BY
+            and not (span is not None and said_within(upper.chunk, span) and not said_within(lower.chunk, span))
+            and equally_close(upper, lower)
+        ):
+            ordered[above], ordered[below] = replace(lower, score=upper.score), replace(upper, score=lower.score)
+            step += 2
+        else:
+            step += 1
+    return ordered
+
+
 def ranked(
     store: Store,
     vector: np.ndarray,
@@ -200,6 +252,7 @@ def ranked(
                 if hit.chunk.id not in best or best[hit.chunk.id].score < hit.score:
                     best[hit.chunk.id] = hit
             hits = sorted(best.values(), key=lambda hit: (-hit.score, hit.chunk.id))
+    hits = newer_among_equals(hits, dense, lexical, span)
     return diversified(hits, settings.repeat_factor), dense, lexical, window
 
 
