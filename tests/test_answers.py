@@ -204,6 +204,46 @@ def test_decay_puts_the_newer_of_two_equal_fixes_first_but_not_above_a_much_clos
     assert order.index("old-group") < order.index("weak-group")
 
 
+def _reported(prefix: str, when: str, conversation: str, report: str) -> list[dict]:
+    fix = "turn off power saving for the network adapter in device manager"
+    return [
+        chat(f"{prefix}1", "ann", when, report, conversation),
+        chat(f"{prefix}2", "bob", when.replace(":00:00", ":02:00"), fix, conversation),
+        chat(f"{prefix}3", "ann", when.replace(":00:00", ":04:00"), "that fixed it, thanks", conversation),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("newer_report", "newer_leads"),
+    [
+        ("sync stops after the laptop wakes from sleep again", True),  # one word more: equally close
+        ("sync stops when the laptop wakes from sleep", False),  # "after" is gone: the older is closer
+    ],
+)
+def test_of_two_fixes_both_retrievers_find_equally_close_the_newer_leads(tmp_path, newer_report, newer_leads):
+    """Min-max scaling sets the second full-text candidate far below the first even when their scores are near;
+    the newer fix must still lead when both retrievers see the two as equally close, and only then."""
+    question = "sync stops after the laptop wakes from sleep"
+    bundles = {
+        "old": _reported("o", "2026-02-01T10:00:00+00:00", "old-group", question),
+        "new": _reported("n", "2026-04-15T10:00:00+00:00", "new-group", newer_report),
+        "others": [
+            chat(f"x{n}", "cy", f"2026-05-1{n}T10:00:00+00:00", text, f"other-{n}")
+            for n, text in enumerate(
+                ["my laptop fan is loud after sleep", "the printer stops after an hour", "outlook stops syncing"]
+            )
+        ],
+    }
+    # Wide enough that the few words of these lines do not share buckets by chance.
+    with KnowledgeBase.open(tmp_path / "kb.db", HashEmbedder(1024)) as store:
+        for name, messages in bundles.items():
+            store.ingest(write_bundle(tmp_path / name, messages))
+        hits = store.search(question, k=4, now=NOW)
+    order = [hit.chunk.source_ref for hit in hits]
+    assert (order.index("new-group") < order.index("old-group")) is newer_leads
+    assert [hit.score for hit in hits] == sorted((hit.score for hit in hits), reverse=True)
+
+
 def test_documents_do_not_crowd_chat_out(tmp_path):
     sections = "\n\n".join(
         f"## Sync stops, case {n}\n\nSync stops after sleep on model {n}: check the sync service and the proxy."
