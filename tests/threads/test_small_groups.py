@@ -139,7 +139,21 @@ def test_acknowledgements() -> None:
 
 
 @pytest.mark.parametrize(
-    "text", ["谢谢陈师傅", "谢谢大家[抱拳]", "好的 谢谢两位", "thanks Mick", "ty both 🙏", "ok thank you Priya!!"]
+    "text",
+    [
+        "谢谢陈师傅",
+        "谢谢大家[抱拳]",
+        "好的 谢谢两位",
+        "收到了",
+        "明白了 谢谢",
+        "原来如此",
+        "辛苦孟师傅",
+        "thanks Mick",
+        "ty both 🙏",
+        "ok thank you Priya!!",
+        "cheers",
+        "lifesaver, thank you!!",
+    ],
 )
 def test_a_thanks_naming_whom_it_thanks_is_an_acknowledgement(text: str) -> None:
     assert is_ack(text)
@@ -157,6 +171,16 @@ def test_a_thanks_naming_whom_it_thanks_is_an_acknowledgement(text: str) -> None
 )
 def test_a_thanks_that_goes_on_is_not_only_an_acknowledgement(text: str) -> None:
     assert not is_ack(text)
+
+
+@pytest.mark.parametrize("text", ["that worked", "found it, thanks", "loads now 🙃", "we're in 👍", "找到了 谢谢周姐"])
+def test_it_works_said_otherwise_confirms(text: str) -> None:
+    assert is_confirmation(text)
+
+
+@pytest.mark.parametrize("text", ["did that work?", "found it?", "找到了吗"])
+def test_asking_whether_it_works_confirms_nothing(text: str) -> None:
+    assert not is_confirmation(text)
 
 
 # ----------------------------------------------------------------------------- features

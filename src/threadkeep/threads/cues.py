@@ -50,13 +50,15 @@ _WAIT_EN = re.compile(
 )
 _CONFIRM_ZH = re.compile(
     r"好了|可以了|行了|解决了|搞定|正常了|成功了|没问题了|能用了|恢复了|有了|出来了|好使了|生效了|好多了"
-    r"|全绿|绿了|全过了?|干净了|不报了|没再(?:报|出现|复现)|不再(?:报|出现)"
+    r"|全绿|绿了|全过了?|干净了|不报了|没再(?:报|出现|复现)|不再(?:报|出现)|找到了"
 )
 _CONFIRM_EN = re.compile(
     r"ok了"  # any case: 「Ok了」
     r"|\bworks?\b|\bworking\b|\bfixed\b|\bsolved\b|\bresolved\b|\bthat (?:did|was) it\b|\ball good\b|\bsorted\b"
     r"|\bis back\b|\bit'?s back\b|\bback (?:now|on)\b|\bit worked\b|\bno longer\b"
-    r"|(?<!not )(?<!n't )\b(?:fine|good|ok|okay) now\b|\bmuch better\b|\bback to normal\b",
+    r"|(?<!not )(?<!n't )\b(?:fine|good|ok|okay) now\b|\bmuch better\b|\bback to normal\b"
+    r"|\bthat worked\b|\bfound it\b|\bwe'?re in\b"
+    r"|\b(?:loads|launches|opens|connects|starts|boots|prints|syncs|charges|runs|green) now\b",
     re.IGNORECASE,
 )
 _REPORT_ZH = re.compile(
@@ -84,16 +86,18 @@ _NOT_WORKING = _starting_with(
 )
 _ACK_WORDS = (
     r"[\s\W_]|\[(?!图片|照片|语音|视频|文件|链接|转账|红包|位置|小程序)[^\]\s]{1,4}\]"
+    r"|原来如此|有道理|学到了|麻烦了|那行|(?:收到|明白|了解|辛苦)[了啦]?|好[吧啊呀哈啦]|行吧"
     r"|收到|好的|好滴|好哒|好嘞|好|嗯|哦|谢谢|多谢|感谢|谢啦|辛苦|明白|了解|知道了|懂了|行|可以"
     r"|ok(?:ay)?|k|thanks?|thank you|thx|ty|got it|noted|cool|great|sure|will do|np|perfect|nice|yes|yep|alright"
+    r"|(?:cheers|ta|legend|lifesaver|amazing|awesome|brilliant|lovely)\b"
     r"|👍|🙏|👌"
 )
 # A thanks may name whom it thanks: one word after it ("thanks Mick", "ty both"), up to three Chinese
-# characters (「谢谢邓师傅」, 「谢谢大家」); a WeChat sticker code (「[抱拳]」, not a media placeholder
+# characters (「谢谢邓师傅」, 「谢谢大家」, 「辛苦孟师傅」); a WeChat sticker code (「[抱拳]」, not a media placeholder
 # such as 「[图片]」) is part of an acknowledgement.
 _ACK = re.compile(
     rf"^(?:{_ACK_WORDS})*"
-    r"(?:(?:thanks?|thank you|thx|ty|cheers)[\s,]+[^\W\d_]{1,15}|(?:谢谢|多谢|感谢|谢啦)[\u4e00-\u9fff]{1,3})?"
+    r"(?:(?:thanks?|thank you|thx|ty|cheers)[\s,]+[^\W\d_]{1,15}|(?:谢谢|多谢|感谢|谢啦|辛苦)[\u4e00-\u9fff]{1,3})?"
     rf"(?:{_ACK_WORDS})*$",
     re.IGNORECASE,
 )
