@@ -130,3 +130,29 @@ def test_the_cue_functions_on_their_own():
 def test_a_thread_opening_with_a_thing_done_is_resolved_when_someone_takes_it():
     assert resolution_state(thread(("dan", "booked the court for 7 tomorrow"), ("eva", "great 👍"))) == "resolved"
     assert resolution_state(thread(("dan", "court for 7 tomorrow?"), ("eva", "great 👍"))) == "open"
+
+
+@pytest.mark.parametrize("giving_in", ["好吧 那我一个个对比 有几十个😓", "ok fine, I'll rename them by hand"])
+def test_giving_in_to_a_workaround_does_not_resolve_it(giving_in):
+    lines = [
+        ("kk", "同步文件夹里一堆冲突副本是怎么回事"),
+        ("staff", "两台设备离线时改了同一个文件，对比一下留下要的那份，另一份删掉"),
+        ("kk", giving_in),
+    ]
+    assert resolution_state(thread(*lines)) == "workaround"
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        [("head", "观察记录交电子版 周四下班前发我邮箱"), ("liu", "好的 谢谢园长"), ("wang", "收到")],
+        [("coach", "heads up: training moves to Friday, same time"), ("ana", "👍"), ("ben", "ok thanks")],
+    ],
+)
+def test_an_announcement_two_others_take_is_settled_not_open(lines):
+    assert resolution_state(thread(*lines)) == "resolved"
+    assert resolution_state(thread(*lines[:2])) == "open"  # one taker may be staff acknowledging a report
+
+
+def test_a_report_acknowledged_by_staff_stays_open():
+    assert resolution_state(thread(("ann", "打印机又卡纸了"), ("staff", "收到"))) == "open"

@@ -101,6 +101,8 @@ _HOW_EN = re.compile(
 # ("perfect, passing that on", 「好 那放心推了」): 「那7点半见」, "sounds good", "deal".
 _ACCEPTS = re.compile(r"^(?:那|啊|噢)|^(?:sounds good|deal|legend|brilliant|yay|fine|ah)\b", re.IGNORECASE)
 _FIRST_WORD = re.compile(r"[\s,，.。!！;；:：~～]+")
+# Giving in is not taking an answer: 「好吧 那我一个个对比」, "ok fine, I'll do them by hand" (a workaround at best).
+_RESIGNED = re.compile(r"^(?:那?好吧|行吧|ok(?:ay)? fine\b|fine then\b|oh well\b)", re.IGNORECASE)
 _TRIES = re.compile(r"试|看看|\btry\b|\bwill do\b|\blet me\b|\bi'?ll\b", re.IGNORECASE)
 _PUT_OFF = re.compile(r"回头|再看|再说|\blater\b", re.IGNORECASE)  # 「好 明天再看 先下班了」
 # An answer that tells it is already done: 「已原路退回」, 「财务说已经处理了」, "fix is out", "done now".
@@ -141,7 +143,7 @@ def _did(text: str) -> bool:
 
 
 def _takes(text: str) -> bool:
-    if _holds_back(text):
+    if _holds_back(text) or _RESIGNED.match(text):
         return False
     return is_ack(text) or is_ack(_FIRST_WORD.split(text, 1)[0]) or bool(_THANKS.search(text) or _ACCEPTS.match(text))
 
@@ -201,6 +203,11 @@ class _Reading:
     suggested: Message | None = None  # the suggester's fullest line before the confirmation
     done: bool = False  # the suggestion says it is already done (「已原路退回」, "fix is out")
     told: bool = False  # the thread opens telling a thing done ("morning, booked it"): taking it concludes
+    # It opens with a statement asking nothing and reporting nothing broken (「观察记录周四前发我邮箱」, "standup
+    # moves to 10"): two others taking it conclude it. One is not enough: a report the cues miss (「打印机又卡纸了」)
+    # taken by staff's 「收到」 is still open.
+    announces: bool = False
+    takers: set[str] = field(default_factory=set)
     problem: bool = True  # it opens with a report or a how-to: an answer taken may still be a workaround
 
     def closes(self, message: Message) -> bool:
@@ -212,6 +219,10 @@ class _Reading:
             return self.suggested_by is not None or message.sender in self.reporters  # "found it, in my coat"
         if self.told and message.sender not in self.reporters and _takes(text):
             return True
+        if self.announces and message.sender not in self.reporters and _takes(text):
+            self.takers.add(message.sender)
+            if len(self.takers) >= 2:
+                return True
         if self.suggested_by is None:
             return False
         if message.sender in self.earlier and _did(text):
@@ -256,7 +267,9 @@ def _read(messages: Sequence[Message]) -> tuple[str, Message | None, Message | N
         return "open", None, None
     first = spoken[0].text.strip()
     problem = opens_with_a_problem(spoken)
-    reading = _Reading(_of_fact(first), {spoken[0].sender}, told=reports_done(first), problem=problem)
+    told = reports_done(first)
+    announces = not (told or problem or asks(first) or is_noise(first))
+    reading = _Reading(_of_fact(first), {spoken[0].sender}, told=told, problem=problem, announces=announces)
     state, closer = "open", None
     for message in spoken:
         text = message.text.strip()
