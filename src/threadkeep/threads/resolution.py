@@ -11,7 +11,10 @@
   (the sample's 「好的」 after a how-to is a workaround), so there only a confirmation counts. Two
   answers need no more than an "ok" either: one saying it is already done (「已原路退回」, "fix
   is out, they can re-run it"), taken by whoever had the problem, and a thread that opens by
-  telling a thing done ("booked the court for 7"), taken by anyone else;
+  telling a thing done ("booked the court for 7"), taken by anyone else. An announcement (a
+  statement asking nothing and reporting nothing broken: 「观察记录周四前发我邮箱」, "standup
+  moves to 10") is settled once two others take it: one 「收到」 may be staff acknowledging a
+  report the cues miss. Giving in (「好吧 那我一个个对比」, "ok fine") takes nothing;
 - workaround: a suggestion nobody confirmed, or one that a later "still not working" took back;
 - open: nobody suggested anything: only the report, me-too replies, requests for logs, promises
   to look into it or to answer in private, "no news yet", a feature put on the roadmap.
