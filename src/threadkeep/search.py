@@ -10,11 +10,11 @@ never lifts a weak new thread over a much closer old one.
 
 Three things reorder the fused hits. A conversation's (or document's) later hits yield to close hits
 of other sources (`repeat_factor`), so an answer spread over several chats is not crowded out by
-one chat's many exchanges. Of two chat hits both retrievers find equally close, the newer ranks first
-(`newer_among_equals`): the fused relevance can set them far apart where the raw scores are near, since
-each retriever's scores are scaled over its candidates. And when the query names a time ("two weeks ago", "on 3 June";
-`threadkeep.when`), chat said outside it keeps only `off_time_factor` of its relevance, while chat
-said within it is also ranked among itself, so its best match counts fully.
+one chat's many exchanges. Of two chat hits both retrievers find equally close, the newer ranks
+first (`newer_among_equals`): the fused relevance can set them far apart where the raw scores are
+near, since each retriever's scores are scaled over its candidates. And when the query names a time
+("two weeks ago", "on 3 June"; `threadkeep.when`), chat said outside it keeps only `off_time_factor`
+of its relevance, while chat said within it is also ranked among itself, so its best match counts fully.
 
 With `per_source`, documents and chat are retrieved and scaled separately and
 their hits interleaved, so one source's score scale cannot bury the other.

@@ -87,7 +87,7 @@ _NOT_WORKING = _starting_with(
 _ACK_WORDS = (
     r"[\s\W_]|\[(?!图片|照片|语音|视频|文件|链接|转账|红包|位置|小程序)[^\]\s]{1,4}\]"
     r"|原来如此|有道理|学到了|麻烦了|那行|(?:收到|明白|了解|辛苦)[了啦]?|好[吧啊呀哈啦]|行吧"
-    r"|收到|好的|好滴|好哒|好嘞|好|嗯|哦|谢谢|多谢|感谢|谢啦|辛苦|明白|了解|知道了|懂了|行|可以"
+    r"|好的|好滴|好哒|好嘞|好|嗯|哦|谢谢|多谢|感谢|谢啦|知道了|懂了|行|可以"
     r"|ok(?:ay)?|k|thanks?|thank you|thx|ty|got it|noted|cool|great|sure|will do|np|perfect|nice|yes|yep|alright"
     r"|(?:cheers|ta|legend|lifesaver|amazing|awesome|brilliant|lovely)\b"
     r"|👍|🙏|👌"
