@@ -179,18 +179,22 @@ def test_the_question_about_someone_else_is_flagged(tmp_path):
     assert ABOUT_SOMEONE_ELSE not in right.flags
 
 
-def _fix_thread(prefix: str, when: str, conversation: str, fix: str) -> list[dict]:
+def _fix_thread(
+    prefix: str, when: str, conversation: str, fix: str, report: str = "sync stops after the laptop wakes from sleep"
+) -> list[dict]:
     return [
-        chat(f"{prefix}1", "ann", when, "sync stops after the laptop wakes from sleep", conversation),
+        chat(f"{prefix}1", "ann", when, report, conversation),
         chat(f"{prefix}2", "bob", when.replace(":00:00", ":02:00"), fix, conversation),
         chat(f"{prefix}3", "ann", when.replace(":00:00", ":04:00"), "that fixed it, thanks", conversation),
     ]
 
 
+FIX = "turn off power saving for the network adapter in device manager"
+
+
 def test_decay_puts_the_newer_of_two_equal_fixes_first_but_not_above_a_much_closer_old_one(tmp_path):
-    fix = "turn off power saving for the network adapter in device manager"
-    old = _fix_thread("o", "2026-02-01T10:00:00+00:00", "old-group", fix)
-    new = _fix_thread("n", "2026-04-15T10:00:00+00:00", "new-group", fix)
+    old = _fix_thread("o", "2026-02-01T10:00:00+00:00", "old-group", FIX)
+    new = _fix_thread("n", "2026-04-15T10:00:00+00:00", "new-group", FIX)
     weak = [
         chat("w1", "cy", "2026-05-10T10:00:00+00:00", "my laptop fan is loud", "weak-group"),
         chat("w2", "dee", "2026-05-10T10:01:00+00:00", "clean the fan", "weak-group"),
@@ -202,15 +206,6 @@ def test_decay_puts_the_newer_of_two_equal_fixes_first_but_not_above_a_much_clos
     order = [hit.chunk.source_ref for hit in hits]
     assert order.index("new-group") < order.index("old-group")
     assert order.index("old-group") < order.index("weak-group")
-
-
-def _reported(prefix: str, when: str, conversation: str, report: str) -> list[dict]:
-    fix = "turn off power saving for the network adapter in device manager"
-    return [
-        chat(f"{prefix}1", "ann", when, report, conversation),
-        chat(f"{prefix}2", "bob", when.replace(":00:00", ":02:00"), fix, conversation),
-        chat(f"{prefix}3", "ann", when.replace(":00:00", ":04:00"), "that fixed it, thanks", conversation),
-    ]
 
 
 @pytest.mark.parametrize(
@@ -225,8 +220,8 @@ def test_of_two_fixes_both_retrievers_find_equally_close_the_newer_leads(tmp_pat
     the newer fix must still lead when both retrievers see the two as equally close, and only then."""
     question = "sync stops after the laptop wakes from sleep"
     bundles = {
-        "old": _reported("o", "2026-02-01T10:00:00+00:00", "old-group", question),
-        "new": _reported("n", "2026-04-15T10:00:00+00:00", "new-group", newer_report),
+        "old": _fix_thread("o", "2026-02-01T10:00:00+00:00", "old-group", FIX, question),
+        "new": _fix_thread("n", "2026-04-15T10:00:00+00:00", "new-group", FIX, newer_report),
         "others": [
             chat(f"x{n}", "cy", f"2026-05-1{n}T10:00:00+00:00", text, f"other-{n}")
             for n, text in enumerate(

@@ -102,7 +102,7 @@ _HOW_EN = re.compile(
 )
 # Taking an answer, besides an acknowledgement (`cues.is_ack`) as the whole message or its first word
 # ("perfect, passing that on", 「好 那放心推了」): 「那7点半见」, "sounds good", "deal".
-_ACCEPTS = re.compile(r"^(?:那|啊|噢)|^(?:sounds good|deal|legend|brilliant|yay|fine|ah)\b", re.IGNORECASE)
+_ACCEPTS = re.compile(r"^(?:那|啊|噢)|^(?:sounds good|deal|yay|fine|ah)\b", re.IGNORECASE)
 _FIRST_WORD = re.compile(r"[\s,，.。!！;；:：~～]+")
 # Giving in is not taking an answer: 「好吧 那我一个个对比」, "ok fine, I'll do them by hand" (a workaround at best).
 _RESIGNED = re.compile(r"^(?:那?好吧|行吧|ok(?:ay)? fine\b|fine then\b|oh well\b)", re.IGNORECASE)
