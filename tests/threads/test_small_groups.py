@@ -291,6 +291,24 @@ def test_a_result_after_a_promise_joins_and_a_new_problem_after_it_does_not(lang
 # ----------------------------------------------------------------------------- the model on small chats
 
 
+@pytest.mark.parametrize(
+    "report",
+    [
+        "sync stops after the laptop wakes from sleep",
+        "sync stops when the laptop wakes from sleep",
+        "sync stops after the laptop wakes from hibernation",
+    ],
+)
+def test_a_report_the_fix_two_minutes_later_and_the_thanks_are_one_thread(report: str) -> None:
+    """Two people, three lines: however the report is worded, the fix is not cut from the line it fixes."""
+    messages = [
+        msg("1", "ann", 0, report),
+        msg("2", "bob", 2, "turn off power saving for the network adapter in device manager"),
+        msg("3", "ann", 4, "that fixed it, thanks"),
+    ]
+    assert assign(messages) == [["1", "2", "3"]]
+
+
 def test_report_clarification_wait_and_late_conclusion_are_one_thread() -> None:
     messages = [
         msg("1", "zhang", 0, "点图标没反应"),

@@ -43,7 +43,7 @@ from threadkeep.threads import features as F
 from threadkeep.threads import interleave
 from threadkeep.threads.decoding import Decoding, Structure
 from threadkeep.threads.mentions import NameIndex
-from threadkeep.threads.rules import ThreadSettings, assign_threads
+from threadkeep.threads.rules import ThreadSettings, assign_threads, small_group_flags
 from threadkeep.threads.utterances import merge_utterances
 
 MODEL_PATH = Path(__file__).with_name("reply_model.json")
@@ -181,6 +181,10 @@ class ReplyModel:
     fresh_apart: bool = True  # a question to nobody stays out of others' conversations (see `decode`)
     small_groups: bool = True  # the structural rules of `small_group_choice`
     idle: float | None = None  # seconds a thread stays open while decoding (None: `ThreadSettings.idle`)
+    # Added to `self_bias` where the group is small (`rules.small_group_flags`): chosen on held-out small
+    # groups the training never saw, which the dev-chosen `self_bias` over-splits (rule B of
+    # `benchmarks/reply_model_decisions.md`).
+    small_self_bias: float = 0.0
 
     @classmethod
     def from_json(cls, data: dict) -> ReplyModel:
@@ -197,6 +201,7 @@ class ReplyModel:
             bool(data.get("fresh_apart", True)),
             bool(data.get("small_groups", True)),
             None if data.get("idle") is None else float(data["idle"]),
+            float(data.get("small_self_bias", 0.0)),
         )
 
     def decoding(self, settings: ThreadSettings) -> ThreadSettings:
@@ -698,6 +703,9 @@ def run_cascade(
         if number == len(model.stages) - 1:
             # Decoding rules of the last stage only: the stages were trained on plain decodings.
             scores[:, 0] += model.self_bias
+            if model.small_self_bias:
+                speakers = prepared.speakers.tolist()
+                scores[:, 0] += np.where(small_group_flags(speakers, settings), model.small_self_bias, 0.0)
             joiners = reactions(prepared) if model.reactions_join else None
             addressed = addressee_latest(prepared) if model.addressed_join else None
             fresh = fresh_questions(prepared, topics) if model.fresh_apart else None
