@@ -102,10 +102,12 @@ def test_threads_close_when_idle_and_never_span_more_than_the_maximum():
     # The resume step then takes the unanswered question up: the next line, however late, answers it.
     assert same_thread(groups(idle), "a", "b")
 
-    chain = [message(f"m{i}", "u1" if i % 2 else "u2", i * 20, f"同步冲突的文件处理第{i}步") for i in range(25)]
+    longest = ThreadSettings().max_span.total_seconds() / 60
+    steps = int(longest / 20) + 7  # a chain two hours longer than any thread may span
+    chain = [message(f"m{i}", "u1" if i % 2 else "u2", i * 20, f"同步冲突的文件处理第{i}步") for i in range(steps)]
     threads = groups(parse(*chain))
     spans = [sorted(int(mid[1:]) for mid in thread) for thread in threads]
-    assert all((ids[-1] - ids[0]) * 20 <= 6 * 60 for ids in spans)
+    assert all((ids[-1] - ids[0]) * 20 <= longest for ids in spans)
     assert len(threads) >= 2
 
     shorter = groups(idle, ThreadSettings(assigner="rules", idle=RULES.idle * 2))

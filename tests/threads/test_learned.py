@@ -117,7 +117,7 @@ def test_a_quote_is_always_followed() -> None:
 def test_a_quote_beyond_the_maximum_span_is_not_followed() -> None:
     messages = [
         msg("q", "alice", 0, "how do I mount an ntfs partition read-write?"),
-        msg("a", "bob", 7 * 60, "sorry, was away. try ntfs-3g", reply_to="q"),
+        msg("a", "bob", SETTINGS.max_span.total_seconds() / 60 + 60, "sorry, was away. try ntfs-3g", reply_to="q"),
     ]
     threads, links = assign(messages)
     assert "a" not in links

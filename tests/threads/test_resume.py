@@ -90,7 +90,7 @@ def test_a_question_to_whoever_went_to_look_takes_the_thread_up() -> None:
 
 
 def test_beyond_max_span_the_thread_stays_closed() -> None:
-    later = msg("o4", "maria", 60 * 7, "oven 2 works again 👍")
+    later = msg("o4", "maria", SETTINGS.max_span.total_seconds() / 60 + 60, "oven 2 works again 👍")
     assert ["o4"] in resumed([*OVEN, later], [["o1", "o2", "o3"], ["o4"]])
 
 

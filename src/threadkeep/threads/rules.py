@@ -34,7 +34,10 @@ from threadkeep.threads.utterances import Utterance
 class ThreadSettings:
     merge_gap: timedelta = timedelta(seconds=90)
     idle: timedelta = timedelta(minutes=30)
-    max_span: timedelta = timedelta(hours=6)
+    # A group thread's longest span, chosen on held-out small groups (rule M, benchmarks/reply_model_decisions.md);
+    # a direct chat's sessions keep `session_span`.
+    max_span: timedelta = timedelta(hours=8)
+    session_span: timedelta = timedelta(hours=6)
     min_overlap: float = 0.5
     question_max_overlap: float = 0.6
     recent_utterances: int = 4  # lexical overlap is measured against a thread's latest utterances
@@ -71,14 +74,14 @@ def small_group_flags(senders: Sequence[Hashable], settings: ThreadSettings) -> 
 
 
 def assign_sessions(messages: Sequence[Message], settings: ThreadSettings) -> tuple[list[list[str]], dict[str, str]]:
-    """The messages cut into sessions: a new one after `idle` of silence or at `max_span`; each message
+    """The messages cut into sessions: a new one after `idle` of silence or at `session_span`; each message
     replies to the one before it."""
     groups: list[list[str]] = []
     reply_to: dict[str, str] = {}
     started = previous = None
     for message in messages:
         moment = message.sent_at
-        if previous is None or moment - previous.sent_at > settings.idle or moment - started > settings.max_span:
+        if previous is None or moment - previous.sent_at > settings.idle or moment - started > settings.session_span:
             groups.append([])
             started = moment
         else:
