@@ -37,6 +37,9 @@ from threadkeep.text import is_noise, token_set
 from threadkeep.threads.cues import asks, asks_you, confirms_fix, is_report, is_wait, promises
 from threadkeep.threads.rules import ThreadSettings, small_group_flags
 
+# Words a small group's statement must share with a paused thread, and no other thread used since, to take it up.
+SHARED_WORDS = 3
+
 
 def resume_paused(
     messages: list[Message],
@@ -119,7 +122,7 @@ def _paused_thread(
                 break
             if thread_of[index] != number:
                 shared -= words(index)
-        if shared and (chasing is not None or evidenced or len(shared) >= 2):
+        if shared and (chasing is not None or evidenced or len(shared) >= SHARED_WORDS):
             return number
     # Back from one's own wait or promise with nothing said in between ("I'll keep an eye on the
     # app" … five hours … "Got her, on the way home"): the report back needs no shared word, when no
