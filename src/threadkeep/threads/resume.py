@@ -15,7 +15,7 @@ when that wait or promise is the speaker's very last line before: they come back
 her, on the way home" five hours after "I'll keep an eye on the app").
 
 In a small group (at most `ThreadSettings.small_group` people among the latest messages: 8 among
-40) any statement by one of the thread's people takes it up when it shares two such words with it
+40) any statement by one of the thread's people takes it up when it shares `SHARED_WORDS` (3) such words with it
 (「早上那个延迟 回头跟报表组说一下」 two hours after the replication-delay alert). In a busy channel
 the same person's line hours later is usually a new problem ("hi, still struggling with GFX"), and
 one shared word is too little anywhere ("Bins out tonight" is not "it logged me out"). There too,
@@ -36,6 +36,10 @@ from threadkeep.model import Message
 from threadkeep.text import is_noise, token_set
 from threadkeep.threads.cues import asks, asks_you, confirms_fix, is_report, is_wait, promises
 from threadkeep.threads.rules import ThreadSettings, small_group_flags
+
+# Words a small group's statement must share with a paused thread, and no other thread used since, to take it up.
+# Chosen on held-out small groups (rule R in benchmarks/reply_model_decisions.md).
+SHARED_WORDS = 3
 
 
 def resume_paused(
@@ -119,7 +123,7 @@ def _paused_thread(
                 break
             if thread_of[index] != number:
                 shared -= words(index)
-        if shared and (chasing is not None or evidenced or len(shared) >= 2):
+        if shared and (chasing is not None or evidenced or len(shared) >= SHARED_WORDS):
             return number
     # Back from one's own wait or promise with nothing said in between ("I'll keep an eye on the
     # app" … five hours … "Got her, on the way home"): the report back needs no shared word, when no
