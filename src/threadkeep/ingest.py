@@ -41,7 +41,7 @@ from threadkeep.threads import ThreadSettings, build_threads
 from threadkeep.threads.exchanges import mark_turn_roles
 
 # Bump when threading or chunking changes what the same messages produce, so stores rebuild.
-PIPELINE_VERSION = "30"
+PIPELINE_VERSION = "31"
 
 # Tokens kept free under the model's input size for the "passage: " prefix and special tokens.
 TOKEN_MARGIN = 32

@@ -152,7 +152,7 @@ DELAY = [
 ]
 
 
-def test_in_a_small_group_a_statement_sharing_two_words_takes_the_thread_up() -> None:
+def test_in_a_small_group_a_statement_sharing_enough_words_takes_the_thread_up() -> None:
     later = msg("d4", "kai", 180, "told the report team, the big update moves to 2am")
     groups = [["d1", "d2", "d3"], ["f1", "f2"], ["d4"]]
     assert resumed([*DELAY, *FLOUR, later], groups) == [["d1", "d2", "d3", "d4"], ["f1", "f2"]]
@@ -162,12 +162,14 @@ def test_in_a_small_group_a_statement_sharing_two_words_takes_the_thread_up() ->
 
 
 def test_in_a_busy_channel_the_same_statement_is_a_new_thread() -> None:
-    crowd = [msg(f"b{n}", f"user{n}", 20 + n, f"line {n} about something else") for n in range(9)]
+    people, window = SETTINGS.small_group
+    # With bot, wu and kai, one more person than a small group holds.
+    crowd = [msg(f"b{n}", f"user{n}", 20 + n, f"line {n} about something else") for n in range(people - 2)]
     later = msg("d4", "kai", 180, "told the report team, the big update moves to 2am")
     groups = [["d1", "d2", "d3"], *[[m.id] for m in crowd], ["d4"]]
     assert ["d4"] in resumed([*DELAY, *crowd, later], groups)
-    # The size is a setting: a channel of ten counts as small when the limit allows it.
-    wide = ThreadSettings(small_group=(12, 40))
+    # The size is a setting: the same channel counts as small when the limit allows it.
+    wide = ThreadSettings(small_group=(people + 4, window))
     merged, _ = resume_paused([*DELAY, *crowd, later], groups, {}, wide)
     assert ["d1", "d2", "d3", "d4"] in merged
 

@@ -14,7 +14,7 @@ thread continues the earlier one, within `max_span` of its start. The shared wor
 when that wait or promise is the speaker's very last line before: they come back to report ("Got
 her, on the way home" five hours after "I'll keep an eye on the app").
 
-In a small group (at most `ThreadSettings.small_group` people among the latest messages: 8 among
+In a small group (at most `ThreadSettings.small_group` people among the latest messages: 12 among
 40) any statement by one of the thread's people takes it up when it shares `SHARED_WORDS` (3) such words with it
 (「早上那个延迟 回头跟报表组说一下」 two hours after the replication-delay alert). In a busy channel
 the same person's line hours later is usually a new problem ("hi, still struggling with GFX"), and

@@ -48,7 +48,9 @@ class ThreadSettings:
     reopen_gap: timedelta = timedelta(minutes=1)  # a question this long after one's own "ok" is a new topic
     assigner: str = "learned"  # "learned" (threads/learned.py) or "rules" (this module, the fallback)
     resume_paused: bool = True  # threads/resume.py: a closed thread taken up again after a pause
-    small_group: tuple[int, int] = (8, 40)  # at most this many people among this many messages: a small group
+    # At most this many people among this many messages: a small group (the people chosen on held-out small groups,
+    # rule G in benchmarks/reply_model_decisions.md).
+    small_group: tuple[int, int] = (12, 40)
 
 
 def window_speakers(senders: Sequence[Hashable], size: int) -> list[int]:
