@@ -79,7 +79,8 @@ def mean_model(models: list[dict], sources: list[str]) -> dict:
     averaged["training"] = {
         "averaged": [{"file": source, **model["training"]} for source, model in zip(sources, models, strict=True)]
     }
-    averaged["self_bias"] = sum(model.get("self_bias", 0.0) for model in models) / len(models)
+    for bias in ("self_bias", "small_self_bias"):
+        averaged[bias] = sum(model.get(bias, 0.0) for model in models) / len(models)
     averaged["additive"] = mean_additive([model["additive"] for model in models])
     averaged["stages"] = [mean_trees(list(stage)) for stage in zip(*(model["stages"] for model in models), strict=True)]
     return averaged

@@ -45,7 +45,7 @@ import re
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from pathlib import Path
 
@@ -151,10 +151,14 @@ def corpora(synthetic: Path) -> list[Corpus]:
     return out
 
 
-def predict(bundle: Path, assigner: str, resume: bool = True) -> tuple[list[Message], list[Thread], float, float]:
-    """Messages read, threads, wall-clock and CPU seconds (the CPU figure holds on a loaded machine)."""
+def predict(
+    bundle: Path, assigner: str, resume: bool = True, base: ThreadSettings | None = None
+) -> tuple[list[Message], list[Thread], float, float]:
+    """Messages read, threads, wall-clock and CPU seconds (the CPU figure holds on a loaded machine);
+    `base` gives the settings other than the assigner and resume (default: the product's)."""
     started, cpu = time.perf_counter(), time.process_time()
-    result, threads = threads_of(bundle, None, ThreadSettings(assigner=assigner, resume_paused=resume))
+    settings = replace(base or ThreadSettings(), assigner=assigner, resume_paused=resume)
+    result, threads = threads_of(bundle, None, settings)
     return result.messages, threads, time.perf_counter() - started, time.process_time() - cpu
 
 

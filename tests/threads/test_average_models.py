@@ -28,6 +28,7 @@ def other_member(model: dict) -> dict:
         stage["value"] = [-3 * value for value in stage["value"]]
         stage["threshold"] = [cut * 0.9 for cut in stage["threshold"]]
     other["self_bias"] = -1.0
+    other["small_self_bias"] = 0.25
     return other
 
 
@@ -62,6 +63,7 @@ def test_the_mean_model_scores_the_mean_of_its_members_at_every_stage(members: l
         expected = (one.predict(narrow) + two.predict(narrow)) / 2
         assert np.allclose(averaged.stages[stage].predict(narrow), expected, rtol=0, atol=1e-9)
     assert averaged.self_bias == pytest.approx((first.self_bias + second.self_bias) / 2)
+    assert averaged.small_self_bias == pytest.approx((first.small_self_bias + second.small_self_bias) / 2)
 
 
 def test_models_made_for_other_candidates_are_not_averaged(members: list[dict]) -> None:
